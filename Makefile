@@ -1,0 +1,94 @@
+# sparkgate developer commands (GNU make). Needs Python >= 3.10, Java 17 or 21
+# and access to PyPI; everything else goes into .venv at the repository root.
+
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+# The first Python >= 3.10 on PATH; override with `make PYTHON=/path/to/python3.x ...`.
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in python3 python3.14 python3.13 python3.12 python3.11 python3.10; do \
+	command -v $$p >/dev/null 2>&1 && \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null && \
+	{ echo $$p; exit 0; }; done; echo python3)
+endif
+
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip -q --disable-pip-version-check
+# Stamps record what was installed from which pyproject.toml; newer pyproject => reinstall.
+RUN_STAMP := $(VENV)/.sparkgate-run.stamp
+DEV_STAMP := $(VENV)/.sparkgate-dev.stamp
+PYTEST_ARGS ?=
+ARGS ?=
+
+.PHONY: help run test lint layers typecheck pytest check-java venv dev-venv clean distclean
+
+help:
+	@echo "make run        install sparkgate into $(VENV), check Java, start the gateway (foreground)"
+	@echo "make test       ruff, mypy, import layers, then the whole pytest suite"
+	@echo "make lint       ruff check src tests"
+	@echo "make layers     import-linter layer contracts"
+	@echo "make typecheck  mypy --strict on src/"
+	@echo "make clean      remove build artefacts and caches (keeps $(VENV) and data)"
+	@echo "make distclean  clean, and remove $(VENV)"
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { \
+		echo "error: '$(PYTHON)' not found; install Python 3.10+ or pass PYTHON=/path/to/python3" >&2; \
+		exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { \
+		echo "error: sparkgate needs Python >= 3.10, but $(PYTHON) is" \
+			"$$($(PYTHON) -c 'import platform; print(platform.python_version())')." \
+			"Pass PYTHON=/path/to/python3.10+" >&2; \
+		exit 1; }
+	@echo "Creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV) || { \
+		echo "error: could not create $(VENV); on Debian/Ubuntu: sudo apt install python3-venv" >&2; \
+		rm -rf $(VENV); exit 1; }
+	@$(PIP) install --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing sparkgate into $(VENV)"
+	@$(PIP) install -e .
+	@touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing sparkgate with dev extras into $(VENV)"
+	@$(PIP) install -e '.[dev]'
+	@touch $@ $(RUN_STAMP)
+
+venv: $(RUN_STAMP)
+dev-venv: $(DEV_STAMP)
+
+check-java: $(RUN_STAMP)
+	@$(BIN)/python -m sparkgate.service.spark.java
+
+run: $(RUN_STAMP) check-java
+	$(BIN)/sparkgate gateway start-foreground $(ARGS)
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check src tests
+
+layers: $(DEV_STAMP)
+	$(BIN)/lint-imports
+
+typecheck: $(DEV_STAMP)
+	$(BIN)/mypy
+
+pytest: $(DEV_STAMP)
+	$(BIN)/pytest --timeout=300 $(PYTEST_ARGS)
+
+# Explicit order, failing fast: cheap static checks before the slow suite.
+test: $(DEV_STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/pytest --timeout=300 $(PYTEST_ARGS)
+
+# Never touches the data directory (sql-gateway.data-dir, ~/.sparkgate by default).
+clean:
+	rm -rf build dist src/*.egg-info .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
+	find src tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,164 @@
+"""The one facade every endpoint and the SQL client talk to (FLIP-91).
+
+Endpoints are stateless translators: each call names its session first, and
+everything a session or operation holds lives behind this Protocol. Times are
+seconds (``float``); ``None`` means "no limit".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from sparkgate.api.catalog import (
+    CatalogTable,
+    FunctionDefinition,
+    FunctionInfo,
+    ObjectIdentifier,
+    TableInfo,
+    TableKind,
+)
+from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.results import FetchOrientation, GatewayInfo, OperationInfo, ResultSet
+from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.status import OperationType
+from sparkgate.api.types import ResultSchema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["GatewayService", "OperationProgress", "StaticResult"]
+
+
+@dataclass(frozen=True)
+class StaticResult:
+    """What an endpoint-provided operation returns: a schema and its rows."""
+
+    schema: ResultSchema
+    batches: Sequence[pa.RecordBatch] = ()
+
+
+@dataclass(frozen=True)
+class OperationProgress:
+    """Spark work done so far for one operation (for progress bars)."""
+
+    jobs_total: int
+    jobs_done: int
+    stages_total: int
+    stages_done: int
+    tasks_total: int
+    tasks_done: int
+    tasks_running: int
+    elapsed: float
+
+
+@runtime_checkable
+class GatewayService(Protocol):
+    # -- sessions -------------------------------------------------------------
+    def open_session(self, environment: SessionEnvironment) -> SessionHandle: ...
+
+    def close_session(self, session: SessionHandle) -> None: ...
+
+    def get_session_config(self, session: SessionHandle) -> dict[str, str]: ...
+
+    def get_session_endpoint_version(self, session: SessionHandle) -> EndpointVersion | None: ...
+
+    def heartbeat(self, session: SessionHandle) -> None: ...
+
+    def configure_session(
+        self, session: SessionHandle, statement: str, timeout: float | None = None
+    ) -> None: ...
+
+    # -- operations -----------------------------------------------------------
+    def execute_statement(
+        self,
+        session: SessionHandle,
+        statement: str,
+        *,
+        timeout: float | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> OperationHandle: ...
+
+    def submit_operation(
+        self,
+        session: SessionHandle,
+        executor: Callable[[], StaticResult],
+        operation_type: OperationType = OperationType.UNKNOWN,
+    ) -> OperationHandle: ...
+
+    def get_operation_info(
+        self, session: SessionHandle, operation: OperationHandle
+    ) -> OperationInfo: ...
+
+    def get_operation_progress(
+        self, session: SessionHandle, operation: OperationHandle
+    ) -> OperationProgress: ...
+
+    def get_operation_result_schema(
+        self, session: SessionHandle, operation: OperationHandle, timeout: float | None = None
+    ) -> ResultSchema: ...
+
+    def cancel_operation(self, session: SessionHandle, operation: OperationHandle) -> None: ...
+
+    def close_operation(self, session: SessionHandle, operation: OperationHandle) -> None: ...
+
+    def fetch_results(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        token: int,
+        max_rows: int,
+        wait: float = 0.0,
+    ) -> ResultSet: ...
+
+    def fetch_results_by_orientation(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        orientation: FetchOrientation,
+        max_rows: int,
+        wait: float = 0.0,
+    ) -> ResultSet: ...
+
+    def fetch_log(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        orientation: FetchOrientation,
+        max_rows: int,
+    ) -> ResultSet: ...
+
+    # -- utilities ------------------------------------------------------------
+    def get_gateway_info(self) -> GatewayInfo: ...
+
+    def complete_statement(
+        self, session: SessionHandle, statement: str, position: int
+    ) -> list[str]: ...
+
+    # -- catalog --------------------------------------------------------------
+    def get_current_catalog(self, session: SessionHandle) -> str: ...
+
+    def get_current_database(self, session: SessionHandle) -> str: ...
+
+    def list_catalogs(self, session: SessionHandle) -> list[str]: ...
+
+    def list_databases(self, session: SessionHandle, catalog_name: str) -> list[str]: ...
+
+    def list_tables(
+        self,
+        session: SessionHandle,
+        catalog_name: str,
+        database: str,
+        kinds: frozenset[TableKind] = frozenset(TableKind),
+    ) -> list[TableInfo]: ...
+
+    def get_table(self, session: SessionHandle, identifier: ObjectIdentifier) -> CatalogTable: ...
+
+    def list_user_defined_functions(
+        self, session: SessionHandle, catalog_name: str, database: str
+    ) -> list[FunctionInfo]: ...
+
+    def list_system_functions(self, session: SessionHandle) -> list[FunctionInfo]: ...
+
+    def get_function_definition(self, session: SessionHandle, name: str) -> FunctionDefinition: ...

@@ -1,0 +1,1 @@
+"""The SQL client: REPL, script runner, printers and executors."""

@@ -1,0 +1,1 @@
+"""Result encodings shared by endpoints and client (JSON, Arrow)."""

@@ -1,0 +1,1 @@
+"""Configuration loading, launcher and composition root."""

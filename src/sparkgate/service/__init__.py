@@ -1,0 +1,1 @@
+"""The GatewayService implementation on Spark; the only layer that touches pyspark."""

@@ -1,0 +1,368 @@
+"""The GatewayService on Spark: the facade every endpoint and client calls.
+
+This is the only object an endpoint sees. It owns the worker pool and the
+session manager, and (when it started it) the SparkContext; ``start`` and
+``stop`` bring them up and down in reverse order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from sparkgate.api.catalog import (
+    CatalogTable,
+    FunctionDefinition,
+    FunctionInfo,
+    ObjectIdentifier,
+    TableInfo,
+    TableKind,
+)
+from sparkgate.api.config import Configuration
+from sparkgate.api.errors import (
+    IllegalStateError,
+    UnsupportedStatementError,
+)
+from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.results import (
+    FetchOrientation,
+    GatewayInfo,
+    OperationInfo,
+    ResultKind,
+    ResultSet,
+    ResultType,
+)
+from sparkgate.api.service import OperationProgress, StaticResult
+from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.status import OperationStatus, OperationType
+from sparkgate.api.types import STRING, ResultSchema
+from sparkgate.service import catalog, completion, options
+from sparkgate.service.operation.manager import OperationManager
+from sparkgate.service.operation.oplog import OperationLogHandler
+from sparkgate.service.operation.operation import Execution, Executor, Operation
+from sparkgate.service.operation.pool import WorkerPool
+from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.session.manager import SessionManager
+from sparkgate.service.session.session import Session
+from sparkgate.service.spark.jobs import progress_for_tag
+from sparkgate.service.statements.dispatch import run_parsed, statement_executor
+from sparkgate.service.statements.parser import parse_statement
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkGatewayService"]
+
+log = logging.getLogger(__name__)
+
+_LOG_SCHEMA = ResultSchema.of(("log", STRING))
+_ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sparkgate")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+class SparkGatewayService:
+    """FLIP-91's SqlGatewayService with Spark as the engine.
+
+    Give it a running ``spark`` session (tests, an embedding application) or
+    let :meth:`start` start the process's SparkContext from the ``spark.*``
+    keys of ``config``.
+    """
+
+    def __init__(self, config: Configuration, spark: SparkSession | None = None) -> None:
+        self.config = config
+        self._spark = spark
+        self._owns_spark = False
+        self._buffer_rows = config.get(options.RESULT_BUFFER_ROWS)
+        self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
+        self._pool = WorkerPool(
+            config.get(options.WORKER_THREADS_MIN),
+            config.get(options.WORKER_THREADS_MAX),
+            config.get(options.WORKER_KEEPALIVE_TIME).total_seconds(),
+        )
+        self._sessions = SessionManager(
+            self._new_session,
+            max_sessions=config.get(options.SESSION_MAX_NUM),
+            idle_timeout=config.get(options.SESSION_IDLE_TIMEOUT).total_seconds(),
+            check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
+        )
+        self._log_handler: OperationLogHandler | None = None
+        self._started = False
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        if self._started:
+            return
+        if self._spark is None:
+            from sparkgate.service.spark.engine import start_spark
+
+            spark_conf = {k: v for k, v in self.config.items() if k.startswith("spark.")}
+            data_dir = Path(self.config.get(options.DATA_DIR))
+            self._spark = start_spark(spark_conf, data_dir)
+            self._owns_spark = True
+        if self.config.get(options.OPERATION_LOG_ENABLED):
+            self._log_handler = OperationLogHandler(level=logging.INFO)
+            logging.getLogger("sparkgate").addHandler(self._log_handler)
+            if logging.getLogger("sparkgate").getEffectiveLevel() > logging.INFO:
+                logging.getLogger("sparkgate.service").setLevel(logging.INFO)
+        self._pool.start()
+        self._sessions.start()
+        self._started = True
+        log.info("Gateway service started on Spark %s", self.spark.version)
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self._sessions.stop()
+        self._pool.stop()
+        if self._log_handler is not None:
+            logging.getLogger("sparkgate").removeHandler(self._log_handler)
+            self._log_handler = None
+        if self._owns_spark:
+            from sparkgate.service.spark.engine import stop_spark
+
+            stop_spark()
+            self._spark = None
+            self._owns_spark = False
+        log.info("Gateway service stopped")
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            raise IllegalStateError("The gateway service is not started.")
+        return self._spark
+
+    @property
+    def session_count(self) -> int:
+        return len(self._sessions)
+
+    def _new_session(self, handle: SessionHandle, environment: SessionEnvironment) -> Session:
+        spark = self.spark.newSession()
+        spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
+        defaults = self.config.to_dict()
+        return Session(handle, environment, spark, defaults, OperationManager(self._pool))
+
+    def _session(self, handle: SessionHandle) -> Session:
+        return self._sessions.get(handle)
+
+    def _operation(self, session: SessionHandle, operation: OperationHandle) -> Operation:
+        return self._session(session).operations.get(operation)
+
+    def _new_operation(
+        self,
+        session: Session,
+        executor: Executor,
+        *,
+        statement: str | None = None,
+        timeout: float | None = None,
+        config: Mapping[str, str] | None = None,
+        operation_type: OperationType = OperationType.EXECUTE_STATEMENT,
+    ) -> Operation:
+        extra = dict(config or {})
+
+        def scope(op: Operation) -> AbstractContextManager[None]:
+            return session.operation_scope(op, extra)
+
+        return Operation(
+            executor,
+            operation_type=operation_type,
+            statement=statement,
+            buffer_rows=self._buffer_rows,
+            timeout=timeout,
+            scope=scope,
+            interrupt=session.interrupt,
+        )
+
+    # -- sessions --------------------------------------------------------------
+    def open_session(self, environment: SessionEnvironment) -> SessionHandle:
+        return self._sessions.open(environment).handle
+
+    def close_session(self, session: SessionHandle) -> None:
+        self._sessions.close(session)
+
+    def get_session_config(self, session: SessionHandle) -> dict[str, str]:
+        return self._session(session).config()
+
+    def get_session_endpoint_version(self, session: SessionHandle) -> EndpointVersion | None:
+        return self._session(session).environment.endpoint_version
+
+    def heartbeat(self, session: SessionHandle) -> None:
+        self._session(session)
+
+    def configure_session(
+        self, session: SessionHandle, statement: str, timeout: float | None = None
+    ) -> None:
+        target = self._session(session)
+        parsed = parse_statement(statement)
+        if not parsed.allowed_in_configure_session:
+            raise UnsupportedStatementError(
+                "configure-session only accepts SET, RESET, CREATE, DROP, ALTER, USE, "
+                f"ADD JAR, REMOVE JAR, LOAD and UNLOAD statements, not: {parsed.text}"
+            )
+        operation = self._new_operation(
+            target,
+            lambda op: run_parsed(target, parsed, op),
+            statement=parsed.text,
+            timeout=timeout,
+        )
+        target.operations.run_inline(operation)
+        try:
+            operation.wait_done()
+            if operation.status is not OperationStatus.FINISHED:
+                operation.fetch(0, 1)  # raises the failure
+        finally:
+            target.operations.close(operation.handle)
+
+    # -- operations -----------------------------------------------------------
+    def execute_statement(
+        self,
+        session: SessionHandle,
+        statement: str,
+        *,
+        timeout: float | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> OperationHandle:
+        target = self._session(session)
+        operation = self._new_operation(
+            target,
+            statement_executor(target, statement),
+            statement=statement,
+            timeout=timeout,
+            config=config,
+        )
+        return target.operations.submit(operation)
+
+    def submit_operation(
+        self,
+        session: SessionHandle,
+        executor: Callable[[], StaticResult],
+        operation_type: OperationType = OperationType.UNKNOWN,
+    ) -> OperationHandle:
+        target = self._session(session)
+
+        def run(_op: Operation) -> Execution:
+            result = executor()
+            traits = ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT)
+            return Execution(result.schema, traits, [(b, None) for b in result.batches])
+
+        operation = self._new_operation(target, run, operation_type=operation_type)
+        return target.operations.submit(operation)
+
+    def get_operation_info(
+        self, session: SessionHandle, operation: OperationHandle
+    ) -> OperationInfo:
+        return self._operation(session, operation).info()
+
+    def get_operation_progress(
+        self, session: SessionHandle, operation: OperationHandle
+    ) -> OperationProgress:
+        op = self._operation(session, operation)
+        return progress_for_tag(self.spark.sparkContext, op.job_tag, op.started)
+
+    def get_operation_result_schema(
+        self, session: SessionHandle, operation: OperationHandle, timeout: float | None = None
+    ) -> ResultSchema:
+        return self._operation(session, operation).result_schema(timeout)
+
+    def cancel_operation(self, session: SessionHandle, operation: OperationHandle) -> None:
+        self._operation(session, operation).cancel()
+
+    def close_operation(self, session: SessionHandle, operation: OperationHandle) -> None:
+        self._session(session).operations.close(operation)
+
+    def fetch_results(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        token: int,
+        max_rows: int,
+        wait: float = 0.0,
+    ) -> ResultSet:
+        return self._operation(session, operation).fetch(token, max_rows, wait)
+
+    def fetch_results_by_orientation(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        orientation: FetchOrientation,
+        max_rows: int,
+        wait: float = 0.0,
+    ) -> ResultSet:
+        return self._operation(session, operation).fetch_orientation(orientation, max_rows, wait)
+
+    def fetch_log(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        orientation: FetchOrientation,
+        max_rows: int,
+    ) -> ResultSet:
+        lines = self._operation(session, operation).read_log(orientation, max_rows)
+        batch = pa.RecordBatch.from_arrays([pa.array(lines, type=pa.string())], names=["log"])
+        return ResultSet(
+            ResultType.PAYLOAD if lines else ResultType.EOS,
+            next_token=None,
+            schema=_LOG_SCHEMA,
+            batches=(batch,),
+            result_kind=ResultKind.SUCCESS_WITH_CONTENT,
+        )
+
+    # -- utilities ---------------------------------------------------------------
+    def get_gateway_info(self) -> GatewayInfo:
+        return GatewayInfo("sparkgate", _version(), self.spark.version)
+
+    def complete_statement(
+        self, session: SessionHandle, statement: str, position: int
+    ) -> list[str]:
+        return completion.complete_statement(self._session(session).spark, statement, position)
+
+    # -- catalog -----------------------------------------------------------------
+    def get_current_catalog(self, session: SessionHandle) -> str:
+        return catalog.current_catalog(self._session(session).spark)
+
+    def get_current_database(self, session: SessionHandle) -> str:
+        return catalog.current_database(self._session(session).spark)
+
+    def list_catalogs(self, session: SessionHandle) -> list[str]:
+        return catalog.list_catalogs(self._session(session).spark)
+
+    def list_databases(self, session: SessionHandle, catalog_name: str) -> list[str]:
+        return catalog.list_databases(self._session(session).spark, catalog_name)
+
+    def list_tables(
+        self,
+        session: SessionHandle,
+        catalog_name: str,
+        database: str,
+        kinds: frozenset[TableKind] = frozenset(TableKind),
+    ) -> list[TableInfo]:
+        return catalog.list_tables(self._session(session).spark, catalog_name, database, set(kinds))
+
+    def get_table(self, session: SessionHandle, identifier: ObjectIdentifier) -> CatalogTable:
+        return catalog.get_table(self._session(session).spark, identifier)
+
+    def list_user_defined_functions(
+        self, session: SessionHandle, catalog_name: str, database: str
+    ) -> list[FunctionInfo]:
+        return catalog.list_user_defined_functions(
+            self._session(session).spark, catalog_name, database
+        )
+
+    def list_system_functions(self, session: SessionHandle) -> list[FunctionInfo]:
+        return catalog.list_system_functions(self._session(session).spark)
+
+    def get_function_definition(self, session: SessionHandle, name: str) -> FunctionDefinition:
+        return catalog.get_function_definition(self._session(session).spark, name)

@@ -1,0 +1,1 @@
+"""Operations: the state machine, the worker pool and per-session bookkeeping."""

@@ -1,0 +1,115 @@
+"""The gateway service's options, each declared once with default and description.
+
+Keys follow Flink's SQL Gateway (FLIP-91) where Flink has the same option.
+``spark.*`` keys are not options of ours: they pass straight to Spark as
+session defaults.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sparkgate.api.config import (
+    ConfigOption,
+    bool_option,
+    duration_option,
+    int_option,
+    path_option,
+)
+
+__all__ = [
+    "DATA_DIR",
+    "OPERATION_LOG_ENABLED",
+    "RESULT_BATCH_ROWS",
+    "RESULT_BUFFER_ROWS",
+    "SERVICE_OPTIONS",
+    "SESSION_CHECK_INTERVAL",
+    "SESSION_IDLE_TIMEOUT",
+    "SESSION_MAX_NUM",
+    "WORKER_KEEPALIVE_TIME",
+    "WORKER_THREADS_MAX",
+    "WORKER_THREADS_MIN",
+]
+
+SESSION_IDLE_TIMEOUT = duration_option(
+    "sql-gateway.session.idle-timeout",
+    timedelta(minutes=5),
+    "A session is closed when it has not been accessed for this long. "
+    "Zero or a negative value disables expiry.",
+)
+
+SESSION_CHECK_INTERVAL = duration_option(
+    "sql-gateway.session.check-interval",
+    timedelta(minutes=1),
+    "How often idle sessions are looked for. "
+    "Zero or a negative value disables the check.",
+)
+
+SESSION_MAX_NUM = int_option(
+    "sql-gateway.session.max-num",
+    1_000_000,
+    "The maximum number of open sessions; opening one more fails.",
+    min_value=1,
+)
+
+WORKER_THREADS_MAX = int_option(
+    "sql-gateway.worker.threads.max",
+    500,
+    "Maximum number of worker threads that run operations.",
+    min_value=1,
+)
+
+WORKER_THREADS_MIN = int_option(
+    "sql-gateway.worker.threads.min",
+    5,
+    "Minimum number of worker threads kept alive while idle.",
+    min_value=0,
+)
+
+WORKER_KEEPALIVE_TIME = duration_option(
+    "sql-gateway.worker.keepalive-time",
+    timedelta(minutes=5),
+    "How long a worker thread above the minimum may stay idle before it ends.",
+    min_value=timedelta(0),
+)
+
+DATA_DIR = path_option(
+    "sql-gateway.data-dir",
+    "~/.sparkgate",
+    "Directory for the gateway's own files: pid files, logs and operation logs.",
+)
+
+RESULT_BUFFER_ROWS = int_option(
+    "sql-gateway.result.buffer-rows",
+    100_000,
+    "Maximum rows held in one operation's result buffer; when it is full, "
+    "reading from Spark pauses until a client fetches.",
+    min_value=1,
+)
+
+RESULT_BATCH_ROWS = int_option(
+    "sql-gateway.result.batch-rows",
+    10_000,
+    "Rows per Arrow batch read from Spark.",
+    min_value=1,
+)
+
+OPERATION_LOG_ENABLED = bool_option(
+    "sql-gateway.operation.log.enabled",
+    True,
+    "Whether each operation keeps a log that clients can fetch.",
+)
+
+SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
+    SESSION_IDLE_TIMEOUT,
+    SESSION_CHECK_INTERVAL,
+    SESSION_MAX_NUM,
+    WORKER_THREADS_MAX,
+    WORKER_THREADS_MIN,
+    WORKER_KEEPALIVE_TIME,
+    DATA_DIR,
+    RESULT_BUFFER_ROWS,
+    RESULT_BATCH_ROWS,
+    OPERATION_LOG_ENABLED,
+)

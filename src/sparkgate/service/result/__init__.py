@@ -1,0 +1,1 @@
+"""Result buffering and the fetch-token protocol."""

@@ -1,0 +1,133 @@
+"""Opening, finding, expiring and closing sessions (FLIP-91 SessionManager)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from sparkgate.api.errors import SessionLimitError, SessionNotFoundError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.session.session import Session
+
+__all__ = ["SessionManager"]
+
+log = logging.getLogger(__name__)
+
+
+class SessionManager:
+    """Holds the live sessions; a background thread closes idle ones.
+
+    ``idle_timeout`` <= 0 disables expiry. ``factory`` builds a
+    :class:`Session` for a new handle (the service wires Spark into it).
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[SessionHandle, SessionEnvironment], Session],
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+        check_interval: float,
+    ) -> None:
+        self._factory = factory
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.check_interval = check_interval
+        self._sessions: dict[SessionHandle, Session] = {}
+        self._lock = threading.Lock()
+        self._opening = 0
+        self._stop = threading.Event()
+        self._checker: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.idle_timeout > 0 and self.check_interval > 0 and self._checker is None:
+            self._stop.clear()
+            self._checker = threading.Thread(
+                target=self._check_loop, name="sparkgate-session-expiry", daemon=True
+            )
+            self._checker.start()
+
+    def stop(self) -> None:
+        """Stop expiry and close every session (idempotent)."""
+        self._stop.set()
+        if self._checker is not None:
+            self._checker.join(timeout=5)
+            self._checker = None
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            self._close(session)
+
+    def open(self, environment: SessionEnvironment) -> Session:
+        with self._lock:
+            if len(self._sessions) + self._opening >= self.max_sessions:
+                raise SessionLimitError(
+                    f"Failed to create a session: the gateway already has the maximum of "
+                    f"{self.max_sessions} sessions (sql-gateway.session.max-num)."
+                )
+            self._opening += 1
+        try:
+            handle = SessionHandle.create()
+            session = self._factory(handle, environment)
+            with self._lock:
+                self._sessions[handle] = session
+        finally:
+            with self._lock:
+                self._opening -= 1
+        log.info("Session %s opened (%s)", handle, environment.session_name or "unnamed")
+        return session
+
+    def get(self, handle: SessionHandle) -> Session:
+        """Find a live session and mark it used: every call keeps a session alive."""
+        with self._lock:
+            session = self._sessions.get(handle)
+        if session is None:
+            raise SessionNotFoundError(f"Session '{handle}' does not exist.")
+        session.touch()
+        return session
+
+    def close(self, handle: SessionHandle) -> None:
+        with self._lock:
+            session = self._sessions.pop(handle, None)
+        if session is None:
+            raise SessionNotFoundError(f"Session '{handle}' does not exist.")
+        self._close(session)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def expire_idle(self) -> int:
+        """Close sessions idle for longer than the timeout; returns how many."""
+        if self.idle_timeout <= 0:
+            return 0
+        now = time.monotonic()
+        with self._lock:
+            idle = [
+                s for s in self._sessions.values() if now - s.last_access > self.idle_timeout
+            ]
+            for session in idle:
+                del self._sessions[session.handle]
+        for session in idle:
+            log.info("Session %s expired after %.0f s idle", session.handle, self.idle_timeout)
+            self._close(session)
+        return len(idle)
+
+    def _check_loop(self) -> None:
+        while not self._stop.wait(self.check_interval):
+            try:
+                self.expire_idle()
+            except Exception:
+                log.exception("Idle session check failed")
+
+    @staticmethod
+    def _close(session: Session) -> None:
+        try:
+            session.close()
+        except Exception:
+            log.warning("Closing session %s failed", session.handle, exc_info=True)
+        log.info("Session %s closed", session.handle)

@@ -1,0 +1,160 @@
+"""One gateway session: its own Spark session, properties and operations.
+
+Each session owns ``SparkSession.newSession()``: its own SQL conf, temporary
+views and functions and current catalog/database, over the one SparkContext.
+Properties live here as strings (what Flink's clients send and read back);
+those Spark understands (``spark.*``, ``hive.*``) are applied to the Spark
+session too, so they take effect for this session only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.operation.manager import OperationManager
+from sparkgate.service.operation.oplog import operation_context
+from sparkgate.service.operation.operation import Operation
+from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["Session", "is_spark_key"]
+
+log = logging.getLogger(__name__)
+
+_SPARK_PREFIXES = ("spark.", "hive.")
+
+
+def is_spark_key(key: str) -> bool:
+    return key.startswith(_SPARK_PREFIXES)
+
+
+class Session:
+    def __init__(
+        self,
+        handle: SessionHandle,
+        environment: SessionEnvironment,
+        spark: SparkSession,
+        defaults: Mapping[str, str],
+        operations: OperationManager,
+    ) -> None:
+        self.handle = handle
+        self.environment = environment
+        self.spark = spark
+        self.operations = operations
+        self.created = time.time()
+        self.last_access = time.monotonic()
+        self.jars: list[str] = list(environment.jars)
+        self._defaults = dict(defaults)
+        self._properties: dict[str, str] = {}
+        self._lock = threading.RLock()
+        for key, value in environment.config.items():
+            try:
+                self.set(key, value)
+            except ExecutionError as exc:
+                # A client may send keys Spark fixes at start-up (Flink's client
+                # sends its whole flink-conf): keep them, but say so.
+                self._properties[key] = value
+                log.warning("Session %s: %s stays unapplied: %s", handle, key, exc.message)
+
+    def touch(self) -> None:
+        self.last_access = time.monotonic()
+
+    @property
+    def name(self) -> str | None:
+        return self.environment.session_name
+
+    # -- properties ------------------------------------------------------------
+    def config(self) -> dict[str, str]:
+        """Gateway defaults overlaid with this session's properties."""
+        with self._lock:
+            merged = dict(self._defaults)
+            merged.update(self._properties)
+            return merged
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._properties.get(key, self._defaults.get(key))
+
+    def set(self, key: str, value: str) -> None:
+        with self._lock:
+            if is_spark_key(key):
+                self._apply_spark(key, value)
+            self._properties[key] = value
+
+    def reset(self, key: str | None = None) -> None:
+        """Back to the gateway's defaults: one key, or every key."""
+        with self._lock:
+            keys = [key] if key is not None else list(self._properties)
+            for name in keys:
+                self._properties.pop(name, None)
+                if is_spark_key(name):
+                    default = self._defaults.get(name)
+                    if default is not None:
+                        self._apply_spark(name, default)
+                    else:
+                        with contextlib.suppress(Exception):
+                            self.spark.conf.unset(name)
+
+    def _apply_spark(self, key: str, value: str) -> None:
+        try:
+            self.spark.conf.set(key, value)
+        except Exception as exc:
+            raise to_execution_error(exc) from exc
+
+    @contextlib.contextmanager
+    def statement_config(self, config: Mapping[str, str]) -> Iterator[dict[str, str]]:
+        """Apply operation-level options for one statement, then restore them.
+
+        Spark options set here are visible to the session's other operations
+        running at the same time: Spark has one SQL conf per session.
+        """
+        merged = self.config()
+        merged.update(config)
+        saved: dict[str, str | None] = {}
+        try:
+            for key, value in config.items():
+                if is_spark_key(key):
+                    saved[key] = self.spark.conf.get(key, None)
+                    self._apply_spark(key, value)
+            yield merged
+        finally:
+            for key, old in saved.items():
+                with contextlib.suppress(Exception):
+                    if old is None:
+                        self.spark.conf.unset(key)
+                    else:
+                        self.spark.conf.set(key, old)
+
+    # -- operations -----------------------------------------------------------
+    def operation_scope(
+        self, operation: Operation, config: Mapping[str, str]
+    ) -> AbstractContextManager[None]:
+        """Where an operation runs: its options, job tag, description and log."""
+        return _scope(self, operation, config)
+
+    def interrupt(self, operation: Operation) -> None:
+        cancel_tag(self.spark.sparkContext, operation.job_tag)
+
+    def close(self) -> None:
+        self.operations.close_all()
+
+
+@contextlib.contextmanager
+def _scope(session: Session, operation: Operation, config: Mapping[str, str]) -> Iterator[None]:
+    with (
+        operation_context(operation),
+        session.statement_config(config),
+        job_scope(session.spark.sparkContext, operation.job_tag, operation.statement),
+    ):
+        yield

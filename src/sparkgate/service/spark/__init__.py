@@ -1,0 +1,1 @@
+"""Spark engine start-up, type mapping, Arrow and job tags."""

@@ -1,0 +1,331 @@
+"""Starting and stopping the one SparkContext of the gateway process.
+
+The default engine needs nothing but Java: ``local[*]`` with Hive support on an
+embedded Derby metastore and a warehouse under the data directory, so tables
+survive restarts. Every ``spark.*`` key the user gives wins over these defaults.
+
+Spark must not write to the user's terminal (the gateway and the client own
+it). Two channels have to be closed:
+
+* log4j: a log4j2 properties file written into the data directory and passed
+  as ``-Dlog4j2.configurationFile`` sends Spark's, Hive's and Derby's logging
+  to ``<data_dir>/log/spark.log``.
+* the JVM's own stdout/stderr (JVM warnings, ``System.err`` prints, the
+  output of Python workers, which Spark copies to the JVM's stderr): PySpark
+  starts the JVM with ``bin/spark-submit`` through
+  :func:`pyspark.java_gateway.launch_gateway`, which inherits the Python
+  process's streams unless given ``popen_kwargs``. We launch the gateway
+  ourselves with stdout/stderr going to ``<data_dir>/log/spark-console.log``
+  and hand it to :class:`~pyspark.SparkContext` (its ``gateway`` argument).
+
+A third channel is on the Python side: PySpark 4 logs every SQL error that
+carries a query context as JSON to stderr (``PySparkLogger``, loggers
+``SQLQueryContextLogger`` and ``DataFrameQueryContextLogger``, which never
+propagate). The engine swaps their stderr handlers for a null handler; the
+same error still reaches the service as the raised exception.
+
+Owning the JVM also lets :func:`stop_spark` end it, which releases the Derby
+metastore's lock at once: a stopped SparkContext otherwise leaves the JVM and
+the booted Derby database behind until the Python process exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.api.errors import ConfigurationError
+from sparkgate.service.spark.java import find_java
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "build_spark_conf",
+    "is_running",
+    "start_spark",
+    "stop_spark",
+    "write_log4j_config",
+]
+
+_log = logging.getLogger(__name__)
+
+_JVM_EXIT_TIMEOUT_S = 30.0
+_EXTRA_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+# Levels follow Spark's own conf/log4j2.properties.template: quiet the
+# components known to log alarming but harmless messages at start-up.
+_LOG4J_TEMPLATE = """\
+# Written by sparkgate at every start; edits are overwritten. To use your own
+# configuration, put -Dlog4j2.configurationFile=... into
+# spark.driver.extraJavaOptions.
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = file
+
+appender.file.type = RollingFile
+appender.file.name = file
+appender.file.fileName = {log_file}
+appender.file.filePattern = {log_file}.%i
+appender.file.append = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yyyy-MM-dd HH:mm:ss.SSS}} %p [%t] %c{{1}}: %m%n%ex
+appender.file.policies.type = Policies
+appender.file.policies.size.type = SizeBasedTriggeringPolicy
+appender.file.policies.size.size = 50MB
+appender.file.strategy.type = DefaultRolloverStrategy
+appender.file.strategy.max = 5
+
+# PythonGatewayServer initialises logging as an interpreter: unless this
+# logger has its own level equal to the root's, Spark prints "Setting default
+# log level" to stderr and raises console appenders' threshold to WARN.
+logger.pygateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.pygateway.level = info
+
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = warn
+logger.jetty2.name = org.sparkproject.jetty.util.component.AbstractLifeCycle
+logger.jetty2.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.parquet2.name = parquet
+logger.parquet2.level = error
+logger.hivemeta.name = org.apache.hadoop.hive.metastore.RetryingHMSHandler
+logger.hivemeta.level = fatal
+logger.hivefn.name = org.apache.hadoop.hive.ql.exec.FunctionRegistry
+logger.hivefn.level = error
+logger.datanucleus.name = DataNucleus
+logger.datanucleus.level = warn
+"""
+
+
+@dataclass
+class _Engine:
+    session: SparkSession
+    # py4j gateway we launched; None when we adopted a JVM started elsewhere.
+    gateway: Any
+    data_dir: Path
+
+
+_lock = threading.Lock()
+_engine: _Engine | None = None
+
+
+def _java_option(name: str, value: str) -> str:
+    """One ``-Dname=value``, quoted for Spark's launcher, which splits options
+    on whitespace but honours double quotes and backslash escapes."""
+    option = f"-D{name}={value}"
+    if any(ch.isspace() or ch in "\"'\\" for ch in option):
+        option = '"' + option.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return option
+
+
+def write_log4j_config(data_dir: Path) -> Path:
+    """Write ``<data_dir>/conf/log4j2.properties`` logging to ``<data_dir>/log/spark.log``."""
+    log_file = data_dir / "log" / "spark.log"
+    # Properties files treat backslash as an escape; forward slashes work everywhere.
+    text = _LOG4J_TEMPLATE.format(log_file=log_file.as_posix())
+    config = data_dir / "conf" / "log4j2.properties"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def build_spark_conf(
+    spark_conf: Mapping[str, str], data_dir: Path, *, app_name: str = "sparkgate"
+) -> dict[str, str]:
+    """The Spark configuration the engine starts with: defaults, then ``spark_conf``.
+
+    Pure (writes nothing), so the precedence rules are testable without Spark.
+    ``spark.driver.extraJavaOptions`` is the one merged key: the gateway's log
+    and Derby options are appended to the user's, unless the user set the same
+    system property.
+
+    Raises:
+        ConfigurationError: a key does not start with ``spark.`` (Spark would
+            ignore it silently), or ``data_dir`` cannot be put into a Derby URL.
+    """
+    unknown = sorted(k for k in spark_conf if not k.startswith("spark."))
+    if unknown:
+        raise ConfigurationError(
+            f"Not Spark options (keys must start with 'spark.'): {', '.join(unknown)}"
+        )
+    if ";" in str(data_dir):
+        # ';' separates attributes in a Derby JDBC URL.
+        raise ConfigurationError(f"The data directory must not contain ';': {data_dir}")
+
+    metastore = data_dir / "metastore"
+    conf: dict[str, str] = {
+        "spark.master": "local[*]",
+        "spark.app.name": app_name,
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(data_dir / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
+        ),
+        # Hive's session start otherwise leaves a '<uuid>_resources' dir in /tmp.
+        "spark.hadoop.hive.downloaded.resources.dir": str(data_dir / "tmp" / "hive-resources"),
+        "spark.hadoop.hive.exec.local.scratchdir": str(data_dir / "tmp" / "hive-scratch"),
+        "spark.driver.memory": "2g",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # The gateway reports progress itself; the console bar would garble the terminal.
+        "spark.ui.showConsoleProgress": "false",
+    }
+    conf.update(spark_conf)
+
+    user_options = spark_conf.get(_EXTRA_JAVA_OPTIONS, "")
+    ours = {
+        "log4j2.configurationFile": (data_dir / "conf" / "log4j2.properties").as_uri(),
+        "derby.system.home": str(metastore),
+        "derby.stream.error.file": str(data_dir / "log" / "derby.log"),
+    }
+    added = [_java_option(k, v) for k, v in ours.items() if f"-D{k}=" not in user_options]
+    conf[_EXTRA_JAVA_OPTIONS] = " ".join([user_options.strip(), *added]).strip()
+    return conf
+
+
+def is_running() -> bool:
+    """Whether :func:`start_spark` has started Spark and it has not been stopped."""
+    return _engine is not None
+
+
+def start_spark(
+    spark_conf: Mapping[str, str], data_dir: Path, *, app_name: str = "sparkgate"
+) -> SparkSession:
+    """Start Spark (once per process) and return its root session.
+
+    A second call returns the running session and ignores its arguments: the
+    SparkContext's configuration is fixed once the JVM runs.
+
+    Raises:
+        JavaNotFoundError: no Java 17 or 21.
+        ConfigurationError: see :func:`build_spark_conf`.
+    """
+    global _engine
+    with _lock:
+        if _engine is not None:
+            if _engine.data_dir != data_dir.expanduser().resolve():
+                _log.warning(
+                    "Spark is already running with data dir %s; ignoring %s",
+                    _engine.data_dir,
+                    data_dir,
+                )
+            return _engine.session
+
+        java = find_java()
+        # Spark's launcher prefers JAVA_HOME over PATH; point it at the Java we
+        # checked, which matters when JAVA_HOME was rejected and PATH won.
+        if os.environ.get("JAVA_HOME") != str(java.home):
+            _log.info("Setting JAVA_HOME=%s for Spark", java.home)
+            os.environ["JAVA_HOME"] = str(java.home)
+        # Python workers (UDFs, mapInArrow) would otherwise run `python3` from PATH,
+        # which may lack pyspark/pyarrow or be another version.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        logging.getLogger("py4j").setLevel(logging.WARNING)
+        _silence_pyspark_error_loggers()
+
+        data_dir = data_dir.expanduser().resolve()
+        conf = build_spark_conf(spark_conf, data_dir, app_name=app_name)
+        for sub in ("log", "metastore", "warehouse", "tmp"):
+            (data_dir / sub).mkdir(parents=True, exist_ok=True)
+        write_log4j_config(data_dir)
+
+        session, gateway = _launch(conf, data_dir / "log" / "spark-console.log")
+        _engine = _Engine(session=session, gateway=gateway, data_dir=data_dir)
+        _log.info(
+            "Spark %s started (master %s, Java %s, data dir %s)",
+            session.version,
+            conf["spark.master"],
+            java.version,
+            data_dir,
+        )
+        return session
+
+
+def _silence_pyspark_error_loggers() -> None:
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        # Created here (once, at start-up) as the PySparkLogger PySpark expects:
+        # it calls them with extra keyword arguments a plain Logger rejects.
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
+def _launch(conf: dict[str, str], console_log: Path) -> tuple[SparkSession, Any]:
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    spark_conf = SparkConf(loadDefaults=False)
+    spark_conf.setAll(list(conf.items()))
+
+    if SparkContext._gateway is not None:
+        # A JVM launched elsewhere (e.g. under spark-submit, or pyspark used
+        # directly before us): JVM options and stream redirection cannot apply.
+        _log.warning("Reusing a JVM not started by sparkgate; its console output is not captured")
+        context = SparkContext.getOrCreate(spark_conf)
+        return SparkSession(context), None
+
+    with console_log.open("ab") as console:
+        gateway = launch_gateway(
+            spark_conf, popen_kwargs={"stdout": console, "stderr": subprocess.STDOUT}
+        )
+    try:
+        context = SparkContext(conf=spark_conf, gateway=gateway)
+        return SparkSession(context), gateway
+    except BaseException:
+        _shutdown_jvm(gateway)
+        raise
+
+
+def _shutdown_jvm(gateway: Any) -> None:
+    """End the JVM we launched and forget it, so a later start launches a fresh one."""
+    from pyspark import SparkContext
+
+    try:
+        gateway.shutdown()
+    except Exception:  # already gone; nothing left to close
+        _log.debug("py4j gateway shutdown failed", exc_info=True)
+    proc: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
+    if proc is not None:
+        # Spark's PythonGatewayServer exits when its stdin closes (that is how it
+        # follows a dying Python driver); its shutdown hooks clean Spark's temp dirs.
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=_JVM_EXIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _log.warning("Spark's JVM did not exit in %.0f s; killing it", _JVM_EXIT_TIMEOUT_S)
+            proc.kill()
+            proc.wait()
+    with SparkContext._lock:
+        if SparkContext._gateway is gateway:
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+
+
+def stop_spark() -> None:
+    """Stop Spark and its JVM; a no-op when Spark is not running."""
+    global _engine
+    with _lock:
+        engine, _engine = _engine, None
+        if engine is None:
+            return
+        try:
+            engine.session.stop()
+        finally:
+            if engine.gateway is not None:
+                _shutdown_jvm(engine.gateway)
+        _log.info("Spark stopped")

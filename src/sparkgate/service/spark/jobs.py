@@ -1,0 +1,119 @@
+"""Spark job control for operations: tags, descriptions, interrupts, progress.
+
+Every Spark job an operation starts carries the operation's job tag (a
+thread-local property that PySpark's pinned-thread mode keeps per worker
+thread, and that threads the JVM starts for us inherit), so cancel, timeout
+and session close stop exactly that operation's jobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.api.service import OperationProgress
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+
+__all__ = ["cancel_tag", "job_scope", "progress_for_tag", "to_execution_error"]
+
+log = logging.getLogger(__name__)
+
+_DESCRIPTION_LIMIT = 4000
+
+
+@contextlib.contextmanager
+def job_scope(sc: SparkContext, tag: str, description: str | None) -> Iterator[None]:
+    """Tag (and describe, for Spark's UI) the jobs this thread starts."""
+    sc.addJobTag(tag)
+    if description:
+        sc.setJobDescription(description[:_DESCRIPTION_LIMIT])
+    try:
+        yield
+    finally:
+        sc.removeJobTag(tag)
+        sc.setJobDescription(None)  # type: ignore[arg-type]
+
+
+def cancel_tag(sc: SparkContext, tag: str) -> None:
+    sc.cancelJobsWithTag(tag)
+
+
+def progress_for_tag(sc: SparkContext, tag: str, started: float | None) -> OperationProgress:
+    """Sum the stages and tasks of the tag's jobs from Spark's status tracker."""
+    tracker = sc._jsc.sc().statusTracker()  # type: ignore[union-attr]
+    jobs = jobs_done = stages = stages_done = tasks = tasks_done = tasks_running = 0
+    for job_id in tracker.getJobIdsForTag(tag):
+        job = tracker.getJobInfo(job_id)
+        if job.isEmpty():
+            continue
+        info = job.get()
+        jobs += 1
+        job_over = str(info.status().toString()) in ("SUCCEEDED", "FAILED")
+        jobs_done += job_over
+        for stage_id in info.stageIds():
+            stage = tracker.getStageInfo(stage_id)
+            if stage.isEmpty():
+                continue
+            s = stage.get()
+            n, done, running = s.numTasks(), s.numCompletedTasks(), s.numActiveTasks()
+            if job_over and done < n and running == 0:
+                continue  # skipped (reused shuffle output): Spark's UI leaves it out too
+            stages += 1
+            tasks += n
+            tasks_done += done
+            tasks_running += running
+            if done >= n:
+                stages_done += 1
+    elapsed = time.time() - started if started else 0.0
+    return OperationProgress(
+        jobs, jobs_done, stages, stages_done, tasks, tasks_done, tasks_running, elapsed
+    )
+
+
+def to_execution_error(exc: BaseException) -> ExecutionError:
+    """Turn what Spark raised into an :class:`ExecutionError` with the whole chain.
+
+    The chain comes from the JVM exception when there is one (outermost first,
+    ``class: message`` as Java prints it), else from Python's ``__cause__``.
+    """
+    if isinstance(exc, ExecutionError):
+        return exc
+    causes: list[str] = []
+    origin: Any = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)
+    error_class = sql_state = None
+    try:
+        error_class = exc.getCondition()  # type: ignore[attr-defined]
+        sql_state = exc.getSqlState()  # type: ignore[attr-defined]
+    except Exception:  # not a Spark exception, or the JVM is gone
+        pass
+    seen = 0
+    while origin is not None and seen < 20:
+        try:
+            name = origin.getClass().getName()
+            message = origin.getMessage()
+            causes.append(f"{name}: {message}" if message is not None else str(name))
+            origin = origin.getCause()
+        except Exception:
+            break
+        seen += 1
+    if not causes:
+        current: BaseException | None = exc
+        while current is not None and seen < 20:
+            causes.append(f"{type(current).__name__}: {_python_message(current)}")
+            current = current.__cause__ or current.__context__
+            seen += 1
+    message = _python_message(exc)
+    return ExecutionError(message, causes=tuple(causes), error_class=error_class, sql_state=sql_state)
+
+
+def _python_message(exc: BaseException) -> str:
+    desc = getattr(exc, "_desc", None)
+    if isinstance(desc, str) and desc:
+        return desc
+    return str(exc).split("\n\nJVM stacktrace:")[0]

@@ -1,0 +1,289 @@
+"""Spark SQL types -> Flink logical types, and the Arrow each one arrives as.
+
+Mapping (``to_logical_type``), with the Arrow type that ``DataFrame.toArrow()``
+and ``mapInArrow`` deliver for it (measured on pyspark 4.3 / pyarrow 26); the
+row encoders in ``sparkgate.codec`` receive exactly these arrays:
+
+=============================  ===================================  =============================
+Spark                          logical type                         Arrow
+=============================  ===================================  =============================
+BooleanType                    BOOLEAN                              bool
+ByteType / ShortType           TINYINT / SMALLINT                   int8 / int16
+IntegerType / LongType         INTEGER / BIGINT                     int32 / int64
+FloatType / DoubleType         FLOAT / DOUBLE                       float / double
+DecimalType(p, s)              DECIMAL(p, s)                        decimal128(p, s)
+StringType                     VARCHAR(2147483647) (STRING)         string
+  table column char(n)         CHAR(n) (from field metadata)        string (padded by Spark)
+  table column varchar(n)      VARCHAR(n) (from field metadata)     string
+BinaryType                     VARBINARY(2147483647) (BYTES)        binary
+DateType                       DATE                                 date32[day]
+TimestampNTZType               TIMESTAMP(6)                         timestamp[us]
+TimestampType                  TIMESTAMP_LTZ(6)                     timestamp[us, tz=UTC] from
+                                                                    toArrow(); tz=<session zone>
+                                                                    from mapInArrow
+TimeType(p)                    TIME(p)                              time64[ns]
+DayTimeIntervalType(s, e)      INTERVAL_DAY_TIME (resolution s..e)  duration[us]
+YearMonthIntervalType(s, e)    INTERVAL_YEAR_MONTH                  not convertible: Spark raises
+                                                                    UNSUPPORTED_DATA_TYPE_FOR_
+                                                                    ARROW_CONVERSION; see below
+ArrayType(e, containsNull)     ARRAY<e> (element nullability)       list<element>
+MapType(k, v, valueContNull)   MAP<k NOT NULL, v>                   map<k, v>
+StructType                     ROW<...>                             struct<...>
+NullType                       NULL                                 null
+CalendarIntervalType           STRING (fallback)                    not convertible; see below
+VariantType                    STRING (fallback)                    struct<value: binary,
+                                                                    metadata: binary>
+UserDefinedType                mapping of its sqlType               Arrow of its sqlType
+=============================  ===================================  =============================
+
+Fallbacks: Flink has no CALENDAR INTERVAL and the Flink 2.x REST serializer
+cannot describe VARIANT (a RAW type would need a Java serializer snapshot the
+Flink clients try to restore), so both are sent as their Spark string form
+(``1 years 2 months``, JSON text for variants), which every client can show.
+Spark refuses Arrow for year-month intervals, so ``arrow_compatible`` rewrites
+such a top-level column to its number of months (Flink's own encoding of
+INTERVAL_YEAR_MONTH). A column that holds any of these types *nested* inside
+an array, map or struct is sent whole as Spark's string cast, and
+``to_result_schema`` types it STRING to match.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparkgate.api.types import (
+    BIGINT,
+    BOOLEAN,
+    BYTES,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    NULL,
+    SMALLINT,
+    STRING,
+    TINYINT,
+    ArrayType,
+    CharType,
+    Column,
+    DayTimeIntervalType,
+    DayTimeResolution,
+    DecimalType,
+    LocalZonedTimestampType,
+    LogicalType,
+    MapType,
+    ResultSchema,
+    RowField,
+    RowType,
+    TimestampType,
+    TimeType,
+    VarCharType,
+    YearMonthIntervalType,
+    YearMonthResolution,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["arrow_compatible", "to_logical_type", "to_result_schema"]
+
+log = logging.getLogger(__name__)
+
+#: Flink allows at most DAY(6) and YEAR(4); Spark's intervals can be wider, so
+#: claim the widest precision Flink clients accept rather than Flink's default 2.
+_DAY_PRECISION = 6
+_YEAR_PRECISION = 4
+_FRACTIONAL_PRECISION = 6  # Spark intervals count microseconds
+
+_CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+_CHAR_VARCHAR_RE = re.compile(r"^(char|varchar)\((\d+)\)$", re.IGNORECASE)
+
+_DAY_TIME: dict[tuple[int, int], DayTimeResolution] = {
+    (0, 0): DayTimeResolution.DAY,
+    (0, 1): DayTimeResolution.DAY_TO_HOUR,
+    (0, 2): DayTimeResolution.DAY_TO_MINUTE,
+    (0, 3): DayTimeResolution.DAY_TO_SECOND,
+    (1, 1): DayTimeResolution.HOUR,
+    (1, 2): DayTimeResolution.HOUR_TO_MINUTE,
+    (1, 3): DayTimeResolution.HOUR_TO_SECOND,
+    (2, 2): DayTimeResolution.MINUTE,
+    (2, 3): DayTimeResolution.MINUTE_TO_SECOND,
+    (3, 3): DayTimeResolution.SECOND,
+}
+
+_YEAR_MONTH: dict[tuple[int, int], YearMonthResolution] = {
+    (0, 0): YearMonthResolution.YEAR,
+    (0, 1): YearMonthResolution.YEAR_TO_MONTH,
+    (1, 1): YearMonthResolution.MONTH,
+}
+
+_SIMPLE: tuple[tuple[type[T.DataType], LogicalType], ...] = (
+    (T.BooleanType, BOOLEAN),
+    (T.ByteType, TINYINT),
+    (T.ShortType, SMALLINT),
+    (T.IntegerType, INT),
+    (T.LongType, BIGINT),
+    (T.FloatType, FLOAT),
+    (T.DoubleType, DOUBLE),
+    (T.DateType, DATE),
+    (T.BinaryType, BYTES),
+    (T.NullType, NULL),
+)
+
+
+def _string_type(metadata: dict[str, object] | None) -> LogicalType:
+    # Spark reads char/varchar table columns as StringType and keeps the
+    # declared type in the field metadata.
+    declared = (metadata or {}).get(_CHAR_VARCHAR_KEY)
+    if isinstance(declared, str):
+        match = _CHAR_VARCHAR_RE.match(declared.strip())
+        if match:
+            length = int(match.group(2))
+            return CharType(length) if match.group(1).lower() == "char" else VarCharType(length)
+    return STRING
+
+
+def to_logical_type(
+    dt: T.DataType, nullable: bool = True, metadata: dict[str, object] | None = None
+) -> LogicalType:
+    """The Flink logical type for Spark type ``dt``.
+
+    ``metadata`` is the enclosing ``StructField``'s, which carries a table
+    column's declared CHAR/VARCHAR length.
+    """
+    logical = _map(dt, metadata)
+    return logical if logical is NULL else logical.with_nullable(nullable)
+
+
+def _map(dt: T.DataType, metadata: dict[str, object] | None) -> LogicalType:
+    for spark_type, logical in _SIMPLE:
+        if isinstance(dt, spark_type):
+            return logical
+    # Spark keeps CharType/VarcharType only with preserveCharVarcharTypeInfo.
+    if isinstance(dt, T.CharType):
+        return CharType(dt.length)
+    if isinstance(dt, T.VarcharType):
+        return VarCharType(dt.length)
+    if isinstance(dt, T.StringType):
+        return _string_type(metadata)
+    if isinstance(dt, T.DecimalType):
+        return DecimalType(dt.precision, dt.scale)
+    if isinstance(dt, T.TimestampNTZType):
+        return TimestampType(6)
+    if isinstance(dt, T.TimestampType):
+        return LocalZonedTimestampType(6)
+    if isinstance(dt, T.TimeType):
+        return TimeType(dt.precision)
+    if isinstance(dt, T.DayTimeIntervalType):
+        return DayTimeIntervalType(
+            _DAY_TIME[(dt.startField, dt.endField)], _DAY_PRECISION, _FRACTIONAL_PRECISION
+        )
+    if isinstance(dt, T.YearMonthIntervalType):
+        return YearMonthIntervalType(_YEAR_MONTH[(dt.startField, dt.endField)], _YEAR_PRECISION)
+    if isinstance(dt, T.ArrayType):
+        return ArrayType(to_logical_type(dt.elementType, dt.containsNull))
+    if isinstance(dt, T.MapType):
+        return MapType(
+            to_logical_type(dt.keyType, False),
+            to_logical_type(dt.valueType, dt.valueContainsNull),
+        )
+    if isinstance(dt, T.StructType):
+        return RowType(
+            tuple(
+                RowField(
+                    f.name,
+                    to_logical_type(f.dataType, f.nullable, f.metadata),
+                    _comment(f.metadata),
+                )
+                for f in dt.fields
+            )
+        )
+    if isinstance(dt, T.UserDefinedType):
+        return _map(dt.sqlType(), metadata)
+    # CalendarIntervalType, VariantType and anything newer: sent as strings.
+    return STRING
+
+
+def _comment(metadata: dict[str, object] | None) -> str | None:
+    comment = (metadata or {}).get("comment")
+    return comment if isinstance(comment, str) else None
+
+
+_KNOWN: tuple[type[T.DataType], ...] = (
+    *(spark_type for spark_type, _ in _SIMPLE),
+    T.StringType,
+    T.CharType,
+    T.VarcharType,
+    T.DecimalType,
+    T.TimestampNTZType,
+    T.TimestampType,
+    T.TimeType,
+    T.DayTimeIntervalType,
+    T.YearMonthIntervalType,
+)
+
+
+def _needs_string(dt: T.DataType, top_level: bool = True) -> bool:
+    """Whether a column of ``dt`` must travel as Spark's string cast."""
+    if isinstance(dt, T.UserDefinedType):
+        return _needs_string(dt.sqlType(), top_level)
+    if isinstance(dt, T.ArrayType):
+        return _needs_string(dt.elementType, False)
+    if isinstance(dt, T.MapType):
+        return _needs_string(dt.keyType, False) or _needs_string(dt.valueType, False)
+    if isinstance(dt, T.StructType):
+        return any(_needs_string(f.dataType, False) for f in dt.fields)
+    if isinstance(dt, T.YearMonthIntervalType):
+        return not top_level  # top level: rewritten to months instead
+    return not isinstance(dt, _KNOWN)
+
+
+def to_result_schema(struct: T.StructType) -> ResultSchema:
+    """The result schema for a Spark schema; comments from ``metadata['comment']``.
+
+    Consistent with ``arrow_compatible``: a column it sends as a string is
+    typed STRING here.
+    """
+    columns = []
+    for f in struct.fields:
+        if _needs_string(f.dataType):
+            logical = STRING.with_nullable(f.nullable)
+        else:
+            logical = to_logical_type(f.dataType, f.nullable, f.metadata)
+        columns.append(Column(f.name, logical, _comment(f.metadata)))
+    return ResultSchema(tuple(columns))
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def arrow_compatible(df: DataFrame) -> DataFrame:
+    """``df`` with the columns Spark cannot send as Arrow rewritten (see module doc).
+
+    Returns ``df`` itself when nothing needs rewriting, so the common case
+    adds no projection to the plan.
+    """
+    fields = df.schema.fields
+    if not any(
+        isinstance(f.dataType, T.YearMonthIntervalType) or _needs_string(f.dataType) for f in fields
+    ):
+        return df
+    projected = []
+    for f in fields:
+        column = F.col(_quote(f.name))
+        if isinstance(f.dataType, T.YearMonthIntervalType):
+            quoted = _quote(f.name)
+            months = F.expr(f"extract(YEAR FROM {quoted}) * 12 + extract(MONTH FROM {quoted})")
+            projected.append(months.alias(f.name, metadata=f.metadata))
+        elif _needs_string(f.dataType):
+            projected.append(column.cast("string").alias(f.name, metadata=f.metadata))
+        else:
+            projected.append(column)
+    log.debug("rewrote columns for Arrow: %s", df.columns)
+    return df.select(*projected)

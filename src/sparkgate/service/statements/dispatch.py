@@ -1,0 +1,185 @@
+"""Running one statement in a session: the gateway's own, or Spark SQL.
+
+The gateway answers its own statements (SET, RESET, jars, ...) itself; every
+other statement goes to the session's Spark session, and the shape of what
+Spark returns decides the result: DML gives a ``job id``, a statement with
+no output columns gives ``OK``, anything else streams its rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.results import ResultKind, RowKind
+from sparkgate.api.types import STRING, ResultSchema
+from sparkgate.service.operation.operation import Execution, Executor, Operation
+from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.session.session import Session, is_spark_key
+from sparkgate.service.spark.arrow import arrow_schema, stream_batches
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.types import to_result_schema
+from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["OK_SCHEMA", "ok_result", "statement_executor", "table_result"]
+
+log = logging.getLogger(__name__)
+
+OK_SCHEMA = ResultSchema.of(("result", STRING))
+JOB_ID_SCHEMA = ResultSchema.of(("job id", STRING))
+_QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
+
+_LATER = {
+    StatementKind.BEGIN_STATEMENT_SET: "Statement sets",
+    StatementKind.END_STATEMENT_SET: "Statement sets",
+    StatementKind.EXECUTE_STATEMENT_SET: "Statement sets",
+    StatementKind.SHOW_JOBS: "SHOW JOBS",
+    StatementKind.STOP_JOB: "STOP JOB",
+    StatementKind.DESCRIBE_JOB: "DESCRIBE JOB",
+    StatementKind.CREATE_CATALOG: "CREATE CATALOG",
+    StatementKind.LOAD_MODULE: "LOAD MODULE",
+    StatementKind.UNLOAD_MODULE: "UNLOAD MODULE",
+}
+
+
+def table_result(
+    names: Sequence[str],
+    rows: Sequence[Sequence[str | None]],
+    traits: ResultTraits | None = None,
+) -> Execution:
+    """A small all-strings result the gateway produced itself."""
+    schema = ResultSchema.of(*((name, STRING) for name in names))
+    columns = [pa.array([row[i] for row in rows], type=pa.string()) for i in range(len(names))]
+    batch = pa.RecordBatch.from_arrays(columns, names=list(names))
+    return Execution(
+        schema,
+        traits or ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT),
+        [(batch, None)],
+    )
+
+
+def ok_result() -> Execution:
+    return table_result(["result"], [["OK"]], ResultTraits(result_kind=ResultKind.SUCCESS))
+
+
+def statement_executor(session: Session, statement: str) -> Executor:
+    """The executor an operation runs for ``statement`` in ``session``."""
+
+    def execute(operation: Operation) -> Execution:
+        parsed = parse_statement(statement)
+        log.info("Executing %s statement", parsed.kind.value)
+        return run_parsed(session, parsed, operation)
+
+    return execute
+
+
+def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
+    kind = parsed.kind
+    if kind is StatementKind.SET:
+        assert parsed.key is not None
+        session.set(parsed.key, parsed.value or "")
+        return ok_result()
+    if kind is StatementKind.SHOW_CONFIG:
+        config = session.config()
+        if parsed.key is not None:
+            value = config.get(parsed.key)
+            if value is None and is_spark_key(parsed.key):
+                value = session.spark.conf.get(parsed.key, None)
+            rows = [[parsed.key, value if value is not None else "<undefined>"]]
+        else:
+            rows = [[key, config[key]] for key in sorted(config)]
+        return table_result(["key", "value"], rows)
+    if kind is StatementKind.RESET:
+        session.reset(parsed.key)
+        return ok_result()
+    if kind is StatementKind.ADD_JAR:
+        assert parsed.path is not None
+        _spark_sql(session, f"ADD JAR {_quote(parsed.path)}")
+        if parsed.path not in session.jars:
+            session.jars.append(parsed.path)
+        return ok_result()
+    if kind is StatementKind.REMOVE_JAR:
+        assert parsed.path is not None
+        if parsed.path not in session.jars:
+            raise ExecutionError(
+                f"Jar {parsed.path} was not added to this session.",
+                causes=(f"JarNotFound: Jar {parsed.path} was not added to this session.",),
+            )
+        session.jars.remove(parsed.path)
+        # Spark cannot unload classes: the jar leaves the session's list only.
+        log.warning("Removed %s from the session; classes already loaded stay loaded", parsed.path)
+        return ok_result()
+    if kind is StatementKind.SHOW_JARS:
+        return table_result(["jars"], [[jar] for jar in session.jars])
+    if kind is StatementKind.USE and parsed.use_catalog:
+        try:
+            session.spark.catalog.setCurrentCatalog(parsed.names[0])
+        except Exception as exc:
+            raise to_execution_error(exc) from exc
+        return ok_result()
+    if kind in _LATER:
+        raise UnsupportedStatementError(
+            f"{_LATER[kind]} is not supported by sparkgate yet: {parsed.text}"
+        )
+    return _run_spark(session, parsed, operation)
+
+
+def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
+    df = _spark_sql(session, parsed.text)
+    if parsed.kind is StatementKind.DML:
+        job_id = operation.handle.identifier.hex
+        return table_result(
+            ["job id"],
+            [[job_id]],
+            ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT, job_id=job_id),
+        )
+    if not df.schema.fields:
+        return ok_result()
+    try:
+        schema = to_result_schema(df.schema)
+        batches = _local_batches(df) if df.isLocal() else _streamed(df)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    is_query = parsed.keyword.upper() in _QUERY_KEYWORDS
+    traits = ResultTraits(
+        is_query_result=is_query,
+        result_kind=ResultKind.SUCCESS_WITH_CONTENT,
+        job_id=operation.handle.identifier.hex if is_query else None,
+    )
+    return Execution(schema, traits, batches)
+
+
+def _local_batches(df: DataFrame) -> list[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
+    """Command results (SHOW, DESCRIBE, ...) are already on the driver: no job."""
+    table = df.toArrow()
+    return [(batch, None) for batch in table.to_batches()]
+
+
+def _streamed(df: DataFrame) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
+    schema = arrow_schema(df)
+    stream = stream_batches(df, schema)
+    try:
+        for batch in stream:
+            yield batch, None
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    finally:
+        stream.close()
+
+
+def _spark_sql(session: Session, text: str) -> DataFrame:
+    try:
+        return session.spark.sql(text)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+
+
+def _quote(path: str) -> str:
+    return "'" + path.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -1,0 +1,540 @@
+"""Recognise the gateway's own statements and classify Spark's.
+
+Gateway statements (SET, RESET, jars, statement sets, jobs, CREATE CATALOG,
+modules) are parsed fully because the gateway runs them itself. Everything
+else is classified by its leading keywords only, so the service knows what
+kind of result to produce; Spark's parser then accepts or rejects it.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from sparkgate.api.errors import SqlParseError
+from sparkgate.service.statements.lexer import (
+    Token,
+    TokenKind,
+    ensure_terminated,
+    position,
+    tokenize,
+    unquote,
+)
+from sparkgate.service.statements.splitter import group_statements, split_statements
+
+__all__ = ["ParsedStatement", "StatementKind", "parse_statement"]
+
+_log = logging.getLogger(__name__)
+
+
+class StatementKind(enum.Enum):
+    # Run by the gateway.
+    SET = "SET"
+    SHOW_CONFIG = "SHOW_CONFIG"
+    RESET = "RESET"
+    ADD_JAR = "ADD_JAR"
+    REMOVE_JAR = "REMOVE_JAR"
+    SHOW_JARS = "SHOW_JARS"
+    BEGIN_STATEMENT_SET = "BEGIN_STATEMENT_SET"
+    END_STATEMENT_SET = "END_STATEMENT_SET"
+    EXECUTE_STATEMENT_SET = "EXECUTE_STATEMENT_SET"
+    SHOW_JOBS = "SHOW_JOBS"
+    STOP_JOB = "STOP_JOB"
+    DESCRIBE_JOB = "DESCRIBE_JOB"
+    CREATE_CATALOG = "CREATE_CATALOG"
+    USE = "USE"
+    LOAD_MODULE = "LOAD_MODULE"
+    UNLOAD_MODULE = "UNLOAD_MODULE"
+    # Run by Spark.
+    QUERY = "QUERY"
+    DML = "DML"
+    DDL = "DDL"
+    SPARK_SET = "SPARK_SET"
+    OTHER = "OTHER"
+
+
+_CONFIGURE_SESSION_KINDS = frozenset(
+    {
+        StatementKind.SET,
+        StatementKind.RESET,
+        StatementKind.SPARK_SET,
+        StatementKind.ADD_JAR,
+        StatementKind.REMOVE_JAR,
+        StatementKind.CREATE_CATALOG,
+        StatementKind.USE,
+        StatementKind.LOAD_MODULE,
+        StatementKind.UNLOAD_MODULE,
+    }
+)
+
+
+def _empty_options() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    """One classified statement.
+
+    ``keyword`` is the upper-cased first word (``(`` for a parenthesised
+    query). ``key``/``value`` belong to SET, SHOW_CONFIG and RESET (``None``
+    meaning "all"); ``path`` to ADD/REMOVE JAR; ``names`` to USE, CREATE
+    CATALOG and (UN)LOAD MODULE; ``options`` to ``WITH (...)``; ``inner`` to
+    EXECUTE STATEMENT SET; ``job_id`` and the ``with_*`` flags to the job
+    statements.
+    """
+
+    kind: StatementKind
+    text: str
+    keyword: str = ""
+    key: str | None = None
+    value: str | None = None
+    path: str | None = None
+    names: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=_empty_options, hash=False)
+    inner: tuple[str, ...] = ()
+    job_id: str | None = None
+    with_savepoint: bool = False
+    with_drain: bool = False
+    if_not_exists: bool = False
+    use_catalog: bool = False
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        """FLIP-91: SET/RESET/CREATE/DROP/ALTER/USE/ADD JAR/REMOVE JAR/LOAD/UNLOAD."""
+        if self.kind in _CONFIGURE_SESSION_KINDS:
+            return True
+        return self.kind is StatementKind.DDL and self.keyword in (
+            "CREATE",
+            "DROP",
+            "ALTER",
+        )
+
+    @property
+    def is_query(self) -> bool:
+        """Spark returns rows for it."""
+        return self.kind is StatementKind.QUERY
+
+
+class _Cursor:
+    """Walks the significant tokens of one statement."""
+
+    def __init__(self, source: str, tokens: list[Token]) -> None:
+        self.source = source
+        self.tokens = tokens
+        self.i = 0
+
+    def peek(self, ahead: int = 0) -> Token | None:
+        j = self.i + ahead
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def word(self, ahead: int = 0) -> str | None:
+        tok = self.peek(ahead)
+        return tok.upper if tok is not None and tok.kind is TokenKind.WORD else None
+
+    def at_end(self) -> bool:
+        return self.i >= len(self.tokens)
+
+    def take(self) -> Token:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def accept(self, *words: str) -> bool:
+        """Consume ``words`` if the next tokens are exactly these keywords."""
+        if all(self.word(k) == w for k, w in enumerate(words)):
+            self.i += len(words)
+            return True
+        return False
+
+    def error(self, message: str, tok: Token | None = None) -> SqlParseError:
+        if tok is None:
+            tok = self.peek()
+        where = (
+            f"at {position(self.source, tok.start)}"
+            if tok is not None
+            else "at end of statement"
+        )
+        return SqlParseError(f"{message} {where}")
+
+    def expect(self, kind: TokenKind, what: str) -> Token:
+        tok = self.peek()
+        if tok is None or tok.kind is not kind:
+            raise self.error(f"expected {what}")
+        self.i += 1
+        return tok
+
+    def expect_end(self, statement: str) -> None:
+        if not self.at_end():
+            raise self.error(f"unexpected input in {statement}")
+
+    def rest(self) -> str:
+        """Source text from the next token to the end of the statement."""
+        if self.at_end():
+            return ""
+        return self.source[self.tokens[self.i].start : self.tokens[-1].end]
+
+    def identifier(self) -> str:
+        tok = self.peek()
+        if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+            raise self.error("expected an identifier")
+        self.i += 1
+        return unquote(tok)
+
+    def multipart_identifier(self) -> tuple[str, ...]:
+        parts = [self.identifier()]
+        while (tok := self.peek()) is not None and tok.kind is TokenKind.DOT:
+            self.i += 1
+            parts.append(self.identifier())
+        return tuple(parts)
+
+    def option_key(self) -> str:
+        tok = self.peek()
+        if tok is not None and tok.kind is TokenKind.STRING:
+            self.i += 1
+            return unquote(tok)
+        return ".".join(self.multipart_identifier())
+
+    def option_value(self) -> str:
+        tok = self.peek()
+        if tok is None or tok.kind not in (
+            TokenKind.STRING,
+            TokenKind.NUMBER,
+            TokenKind.WORD,
+        ):
+            raise self.error("expected an option value")
+        self.i += 1
+        return unquote(tok)
+
+    def with_options(self) -> Mapping[str, str]:
+        """``WITH ('k' = 'v', ...)`` after the WITH keyword."""
+        self.expect(TokenKind.LPAREN, "'('")
+        options: dict[str, str] = {}
+        if (tok := self.peek()) is not None and tok.kind is TokenKind.RPAREN:
+            self.i += 1
+            return MappingProxyType(options)
+        while True:
+            key_token = self.peek()
+            key = self.option_key()
+            self.expect(TokenKind.EQUALS, "'='")
+            if key in options:
+                raise self.error(f"duplicate option '{key}'", key_token)
+            options[key] = self.option_value()
+            sep = self.peek()
+            if sep is not None and sep.kind is TokenKind.COMMA:
+                self.i += 1
+                continue
+            self.expect(TokenKind.RPAREN, "',' or ')'")
+            return MappingProxyType(options)
+
+
+def _single_value(cursor: _Cursor) -> str | None:
+    """The unquoted value if the rest is one string literal, else ``None``."""
+    tok = cursor.peek()
+    if tok is not None and tok.kind is TokenKind.STRING and cursor.peek(1) is None:
+        return unquote(tok)
+    return None
+
+
+def _name(cursor: _Cursor, statement: str) -> str:
+    """A key or path: one quoted token, or raw text without whitespace."""
+    quoted = cursor.peek()
+    if (
+        quoted is not None
+        and quoted.kind in (TokenKind.STRING, TokenKind.QUOTED_IDENTIFIER)
+        and cursor.peek(1) is None
+    ):
+        cursor.take()
+        return unquote(quoted)
+    raw = cursor.rest()
+    if not raw or any(ch.isspace() for ch in raw):
+        raise cursor.error(f"{statement} expects one name or a quoted string")
+    cursor.i = len(cursor.tokens)
+    return raw
+
+
+def _parse_set(cursor: _Cursor, text: str) -> ParsedStatement:
+    first = cursor.word()
+    second = cursor.peek(1)
+    continues = second is not None and second.kind is not TokenKind.EQUALS
+    if (first == "TIME" and cursor.word(1) == "ZONE") or (
+        first in ("VAR", "VARIABLE", "CATALOG") and continues
+    ):
+        return ParsedStatement(StatementKind.SPARK_SET, text, "SET")
+    if cursor.at_end():
+        return ParsedStatement(StatementKind.SHOW_CONFIG, text, "SET")
+    tok = cursor.peek()
+    if (
+        tok is not None
+        and tok.text == "-"
+        and cursor.word(1) == "V"
+        and cursor.peek(2) is None
+    ):
+        # Spark's `SET -v` lists every option with its documentation.
+        return ParsedStatement(StatementKind.QUERY, text, "SET")
+    equals = next(
+        (
+            j
+            for j, t in enumerate(cursor.tokens)
+            if j >= cursor.i and t.kind is TokenKind.EQUALS
+        ),
+        None,
+    )
+    if equals is None:
+        return ParsedStatement(
+            StatementKind.SHOW_CONFIG, text, "SET", key=_name(cursor, "SET")
+        )
+    if equals == cursor.i:
+        raise cursor.error("SET needs a key before '='")
+    key_cursor = _Cursor(cursor.source, cursor.tokens[cursor.i : equals])
+    key = _name(key_cursor, "SET")
+    cursor.i = equals + 1
+    value = _single_value(cursor)
+    if value is None:
+        value = cursor.rest().strip()
+    return ParsedStatement(StatementKind.SET, text, "SET", key=key, value=value)
+
+
+def _parse_jar(
+    cursor: _Cursor, text: str, kind: StatementKind, verb: str
+) -> ParsedStatement:
+    if cursor.at_end():
+        raise cursor.error(f"{verb} JAR needs a path")
+    first = cursor.peek()
+    path = _single_value(cursor)
+    if path is None:
+        if first is not None and first.kind is TokenKind.STRING:
+            raise cursor.error(f"{verb} JAR takes one path", cursor.peek(1))
+        path = cursor.rest()
+    return ParsedStatement(kind, text, verb, path=path)
+
+
+def _job_id(cursor: _Cursor, statement: str) -> str:
+    tok = cursor.peek()
+    if tok is None or tok.kind is not TokenKind.STRING:
+        raise cursor.error(f"{statement} expects a quoted job id")
+    cursor.take()
+    return unquote(tok)
+
+
+def _parse_stop_job(cursor: _Cursor, text: str) -> ParsedStatement:
+    job_id = _job_id(cursor, "STOP JOB")
+    savepoint = drain = False
+    while not cursor.at_end():
+        if not savepoint and cursor.accept("WITH", "SAVEPOINT"):
+            savepoint = True
+        elif not drain and cursor.accept("WITH", "DRAIN"):
+            drain = True
+        else:
+            raise cursor.error("expected WITH SAVEPOINT or WITH DRAIN")
+    return ParsedStatement(
+        StatementKind.STOP_JOB,
+        text,
+        "STOP",
+        job_id=job_id,
+        with_savepoint=savepoint,
+        with_drain=drain,
+    )
+
+
+def _parse_execute_statement_set(cursor: _Cursor, text: str) -> ParsedStatement:
+    begin = cursor.peek()
+    if begin is None or begin.upper != "BEGIN":
+        raise cursor.error("expected BEGIN after EXECUTE STATEMENT SET")
+    last = cursor.tokens[-1]
+    if last is begin or last.upper != "END":
+        raise cursor.error("EXECUTE STATEMENT SET BEGIN is missing its END", last)
+    body = cursor.source[begin.end : last.start]
+    return ParsedStatement(
+        StatementKind.EXECUTE_STATEMENT_SET,
+        text,
+        "EXECUTE",
+        inner=tuple(split_statements(body)),
+    )
+
+
+def _parse_create_catalog(cursor: _Cursor, text: str) -> ParsedStatement:
+    if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
+    name = cursor.identifier()
+    if not cursor.accept("WITH"):
+        raise cursor.error("CREATE CATALOG expects WITH ('key' = 'value', ...)")
+    options = cursor.with_options()
+    cursor.expect_end("CREATE CATALOG")
+    return ParsedStatement(
+        StatementKind.CREATE_CATALOG,
+        text,
+        "CREATE",
+        names=(name,),
+        options=options,
+        if_not_exists=if_not_exists,
+    )
+
+
+def _parse_module(
+    cursor: _Cursor, text: str, kind: StatementKind, verb: str
+) -> ParsedStatement:
+    name = cursor.identifier()
+    options: Mapping[str, str] = _empty_options()
+    if kind is StatementKind.LOAD_MODULE and cursor.accept("WITH"):
+        options = cursor.with_options()
+    cursor.expect_end(f"{verb} MODULE")
+    return ParsedStatement(kind, text, verb, names=(name,), options=options)
+
+
+def _parse_use(cursor: _Cursor, text: str) -> ParsedStatement:
+    if cursor.accept("MODULES"):
+        return ParsedStatement(StatementKind.OTHER, text, "USE")
+    catalog = cursor.word() == "CATALOG" and cursor.peek(1) is not None
+    if catalog:
+        cursor.take()
+        name = cursor.identifier()
+        cursor.expect_end("USE CATALOG")
+        return ParsedStatement(
+            StatementKind.USE, text, "USE", names=(name,), use_catalog=True
+        )
+    if (
+        cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE")
+        and cursor.peek(1) is not None
+    ):
+        cursor.take()
+    try:
+        names = cursor.multipart_identifier()
+        cursor.expect_end("USE")
+    except SqlParseError:
+        # e.g. `USE IDENTIFIER('db')`: Spark knows what to do.
+        return ParsedStatement(StatementKind.OTHER, text, "USE")
+    return ParsedStatement(StatementKind.USE, text, "USE", names=names)
+
+
+def _has_top_level_insert(tokens: list[Token]) -> bool:
+    """`WITH ... INSERT` and `FROM t INSERT ...` write rather than query."""
+    depth = 0
+    for tok in tokens:
+        if tok.kind is TokenKind.LPAREN:
+            depth += 1
+        elif tok.kind is TokenKind.RPAREN:
+            depth -= 1
+        elif depth == 0 and tok.kind is TokenKind.WORD and tok.upper == "INSERT":
+            return True
+    return False
+
+
+_QUERY_WORDS = frozenset(
+    {"SELECT", "VALUES", "TABLE", "EXPLAIN", "DESCRIBE", "DESC", "SHOW"}
+)
+_DML_WORDS = frozenset({"INSERT", "MERGE", "UPDATE", "DELETE"})
+_DDL_WORDS = frozenset(
+    {
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "MSCK",
+        "REFRESH",
+        "CACHE",
+        "UNCACHE",
+        "ANALYZE",
+        "REPAIR",
+        "REPLACE",
+        "DECLARE",
+    }
+)
+_LIST_TARGETS = frozenset({"FILE", "FILES", "JAR", "JARS", "ARCHIVE", "ARCHIVES"})
+
+
+def _classify(cursor: _Cursor, text: str) -> ParsedStatement:
+    first_token = cursor.peek()
+    assert first_token is not None
+    if first_token.kind is TokenKind.LPAREN:
+        return ParsedStatement(StatementKind.QUERY, text, "(")
+    first = cursor.word()
+    if first is None:
+        return ParsedStatement(StatementKind.OTHER, text, first_token.upper)
+    cursor.take()
+
+    def simple(kind: StatementKind) -> ParsedStatement:
+        return ParsedStatement(kind, text, first or "")
+
+    if first == "SET":
+        return _parse_set(cursor, text)
+    if first == "RESET":
+        key = None if cursor.at_end() else _name(cursor, "RESET")
+        return ParsedStatement(StatementKind.RESET, text, "RESET", key=key)
+    if first in ("ADD", "REMOVE") and cursor.accept("JAR"):
+        kind = StatementKind.ADD_JAR if first == "ADD" else StatementKind.REMOVE_JAR
+        return _parse_jar(cursor, text, kind, first)
+    if first == "SHOW":
+        for word, kind in (
+            ("JARS", StatementKind.SHOW_JARS),
+            ("JOBS", StatementKind.SHOW_JOBS),
+        ):
+            if cursor.accept(word):
+                cursor.expect_end(f"SHOW {word}")
+                return simple(kind)
+        return simple(StatementKind.QUERY)
+    if first in ("DESCRIBE", "DESC") and cursor.word() == "JOB":
+        tok = cursor.peek(1)
+        if tok is not None and tok.kind is TokenKind.STRING:
+            cursor.take()
+            job_id = _job_id(cursor, "DESCRIBE JOB")
+            cursor.expect_end("DESCRIBE JOB")
+            return ParsedStatement(
+                StatementKind.DESCRIBE_JOB, text, first, job_id=job_id
+            )
+    if first == "STOP" and cursor.accept("JOB"):
+        return _parse_stop_job(cursor, text)
+    if first == "BEGIN" and cursor.accept("STATEMENT", "SET"):
+        cursor.expect_end("BEGIN STATEMENT SET")
+        return simple(StatementKind.BEGIN_STATEMENT_SET)
+    if first == "END" and cursor.at_end():
+        return simple(StatementKind.END_STATEMENT_SET)
+    if first == "EXECUTE" and cursor.accept("STATEMENT", "SET"):
+        return _parse_execute_statement_set(cursor, text)
+    if first == "CREATE" and cursor.accept("CATALOG"):
+        return _parse_create_catalog(cursor, text)
+    if first in ("LOAD", "UNLOAD") and cursor.accept("MODULE"):
+        kind = (
+            StatementKind.LOAD_MODULE
+            if first == "LOAD"
+            else StatementKind.UNLOAD_MODULE
+        )
+        return _parse_module(cursor, text, kind, first)
+    if first == "USE":
+        return _parse_use(cursor, text)
+    if first in ("WITH", "FROM"):
+        dml = _has_top_level_insert(cursor.tokens)
+        return simple(StatementKind.DML if dml else StatementKind.QUERY)
+    if first in _QUERY_WORDS or (first == "LIST" and cursor.word() in _LIST_TARGETS):
+        return simple(StatementKind.QUERY)
+    if first in _DML_WORDS or (first == "LOAD" and cursor.word() == "DATA"):
+        return simple(StatementKind.DML)
+    if (
+        first in _DDL_WORDS
+        or (first == "CLEAR" and cursor.word() == "CACHE")
+        or (first == "COMMENT" and cursor.word() == "ON")
+    ):
+        return simple(StatementKind.DDL)
+    return simple(StatementKind.OTHER)
+
+
+def parse_statement(statement: str) -> ParsedStatement:
+    """Classify one statement; a trailing ``;`` and comments around it are allowed.
+
+    Raises ``SqlParseError`` when there is no statement, more than one, an
+    unterminated quote or comment, or a malformed gateway statement.
+    """
+    tokens = tokenize(statement)
+    ensure_terminated(statement, tokens)
+    groups = group_statements(tokens)
+    if not groups:
+        raise SqlParseError("no statement")
+    if len(groups) > 1:
+        raise SqlParseError(f"expected one statement, found {len(groups)}")
+    group = groups[0]
+    text = statement[group[0].start : group[-1].end]
+    parsed = _classify(_Cursor(statement, group), text)
+    _log.debug("parsed %s statement", parsed.kind.value)
+    return parsed

@@ -1,0 +1,77 @@
+"""Fixtures for tests of the gateway service on the shared Spark session."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from sparkgate.api.config import Configuration
+from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.results import ResultSet, ResultType
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.gateway import SparkGatewayService
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def make_service(spark: SparkSession, **options: str) -> SparkGatewayService:
+    service = SparkGatewayService(Configuration(options), spark=spark)
+    service.start()
+    return service
+
+
+@pytest.fixture(scope="session")
+def service(spark: SparkSession) -> Iterator[SparkGatewayService]:
+    svc = make_service(spark, **{"sql-gateway.result.buffer-rows": "50000"})
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture
+def session(service: SparkGatewayService) -> Iterator[SessionHandle]:
+    handle = service.open_session(SessionEnvironment(session_name="test"))
+    yield handle
+    try:
+        service.close_session(handle)
+    except Exception:
+        pass
+
+
+def fetch_all(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    operation: OperationHandle,
+    max_rows: int = 10_000,
+    timeout: float = 120,
+) -> tuple[ResultSet, list[tuple[Any, ...]]]:
+    """Walk the tokens to end of stream; returns the first payload page and all rows."""
+    deadline = time.monotonic() + timeout
+    token = 0
+    first: ResultSet | None = None
+    rows: list[tuple[Any, ...]] = []
+    while time.monotonic() < deadline:
+        page = service.fetch_results(session, operation, token, max_rows, wait=1.0)
+        if page.result_type is ResultType.NOT_READY:
+            continue
+        if first is None:
+            first = page
+        rows.extend(page.rows())
+        if page.result_type is ResultType.EOS:
+            return first, rows
+        assert page.next_token == token + 1
+        token = page.next_token
+    raise AssertionError("result did not reach end of stream in time")
+
+
+def run(
+    service: SparkGatewayService, session: SessionHandle, statement: str, **kw: Any
+) -> list[tuple[Any, ...]]:
+    op = service.execute_statement(session, statement, **kw)
+    try:
+        return fetch_all(service, session, op)[1]
+    finally:
+        service.close_operation(session, op)

@@ -1,0 +1,98 @@
+"""The engine's Spark configuration and log4j file, checked without starting Spark."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from sparkgate.api.errors import ConfigurationError
+from sparkgate.service.spark.engine import build_spark_conf, write_log4j_config
+
+__all__: list[str] = []
+
+
+def test_defaults_put_everything_under_the_data_dir(tmp_path: Path) -> None:
+    conf = build_spark_conf({}, tmp_path, app_name="gw")
+    assert conf["spark.master"] == "local[*]"
+    assert conf["spark.app.name"] == "gw"
+    assert conf["spark.sql.catalogImplementation"] == "hive"
+    assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "warehouse")
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        f"jdbc:derby:;databaseName={tmp_path}/metastore/metastore_db;create=true"
+    )
+    assert conf["spark.driver.memory"] == "2g"
+    assert conf["spark.sql.execution.arrow.pyspark.enabled"] == "true"
+    assert conf["spark.ui.showConsoleProgress"] == "false"
+    options = shlex.split(conf["spark.driver.extraJavaOptions"])
+    assert options == [
+        f"-Dlog4j2.configurationFile={(tmp_path / 'conf' / 'log4j2.properties').as_uri()}",
+        f"-Dderby.system.home={tmp_path / 'metastore'}",
+        f"-Dderby.stream.error.file={tmp_path / 'log' / 'derby.log'}",
+    ]
+
+
+def test_given_spark_keys_win(tmp_path: Path) -> None:
+    conf = build_spark_conf(
+        {
+            "spark.master": "spark://cluster:7077",
+            "spark.driver.memory": "8g",
+            "spark.sql.catalogImplementation": "in-memory",
+            "spark.sql.shuffle.partitions": "7",
+        },
+        tmp_path,
+    )
+    assert conf["spark.master"] == "spark://cluster:7077"
+    assert conf["spark.driver.memory"] == "8g"
+    assert conf["spark.sql.catalogImplementation"] == "in-memory"
+    assert conf["spark.sql.shuffle.partitions"] == "7"
+
+
+def test_java_options_are_appended_to_the_users(tmp_path: Path) -> None:
+    conf = build_spark_conf({"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}, tmp_path)
+    options = shlex.split(conf["spark.driver.extraJavaOptions"])
+    assert options[0] == "-XX:+UseG1GC"
+    assert any(o.startswith("-Dlog4j2.configurationFile=") for o in options[1:])
+
+
+def test_users_own_log4j_configuration_is_kept(tmp_path: Path) -> None:
+    mine = "-Dlog4j2.configurationFile=file:/etc/mine.properties"
+    conf = build_spark_conf({"spark.driver.extraJavaOptions": mine}, tmp_path)
+    options = shlex.split(conf["spark.driver.extraJavaOptions"])
+    assert [o for o in options if "log4j2.configurationFile" in o] == [mine]
+    assert any(o.startswith("-Dderby.system.home=") for o in options)
+
+
+def test_paths_with_spaces_are_quoted_for_the_launcher(tmp_path: Path) -> None:
+    data_dir = tmp_path / "my data"
+    options = shlex.split(build_spark_conf({}, data_dir)["spark.driver.extraJavaOptions"])
+    assert f"-Dderby.system.home={data_dir / 'metastore'}" in options
+
+
+@pytest.mark.parametrize("key", ["hive.metastore.uris", "sql-gateway.data-dir", "Spark.master"])
+def test_non_spark_keys_are_rejected(tmp_path: Path, key: str) -> None:
+    with pytest.raises(ConfigurationError, match=key):
+        build_spark_conf({key: "x"}, tmp_path)
+
+
+def test_data_dir_with_semicolon_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="';'"):
+        build_spark_conf({}, tmp_path / "a;b")
+
+
+def test_log4j_config_logs_to_the_data_dir(tmp_path: Path) -> None:
+    config = write_log4j_config(tmp_path)
+    assert config == tmp_path / "conf" / "log4j2.properties"
+    assert (tmp_path / "log").is_dir()
+    properties = dict(
+        line.split(" = ", 1)
+        for line in config.read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert properties["appender.file.fileName"] == f"{tmp_path}/log/spark.log"
+    assert properties["rootLogger.appenderRef.file.ref"] == "file"
+    # No console appender: nothing may reach the terminal through log4j.
+    assert not any(v == "Console" for k, v in properties.items() if k.endswith(".type"))
+    # Spark's interpreter check: this logger's level must equal the root's.
+    assert properties["logger.pygateway.level"] == properties["rootLogger.level"]
