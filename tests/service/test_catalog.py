@@ -120,7 +120,10 @@ def test_list_databases(sess: SparkSession, db: str) -> None:
 @pytest.mark.parametrize(
     ("kinds", "expected"),
     [
-        ({TableKind.TABLE}, {("events", TableKind.TABLE, False), ("plain", TableKind.TABLE, False)}),
+        (
+            {TableKind.TABLE},
+            {("events", TableKind.TABLE, False), ("plain", TableKind.TABLE, False)},
+        ),
         ({TableKind.VIEW}, {("recent", TableKind.VIEW, False), ("tmp", TableKind.VIEW, True)}),
         (
             set(TableKind),
@@ -232,9 +235,11 @@ def test_list_user_defined_functions(spark: SparkSession, sess: SparkSession, db
             "abs",
             FunctionKind.SYSTEM,
             False,
-            lambda d: d.usage is not None
-            and d.usage.startswith("abs(expr)")
-            and d.class_name == "org.apache.spark.sql.catalyst.expressions.Abs",
+            lambda d: (
+                d.usage is not None
+                and d.usage.startswith("abs(expr)")
+                and d.class_name == "org.apache.spark.sql.catalyst.expressions.Abs"
+            ),
         ),
         ("`+`", FunctionKind.SYSTEM, False, lambda d: d.name == "+" and d.usage is not None),
         ("sg_twice", FunctionKind.USER_DEFINED, True, lambda d: "x * 2" in d.description),

@@ -120,3 +120,31 @@ def test_engine_persists_tables_keeps_console_clean_and_passes_spark_keys(
     assert read == {"first": [[1, "one"]], "second": [[1, "one"]], "stopped": True}
     assert stdout == ""
     assert stderr == ""
+
+
+_BAD_START = """
+import logging, sys
+from pathlib import Path
+from sparkgate.service.spark.engine import is_running, start_spark
+
+logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(message)s")
+try:
+    start_spark({"spark.driver.memory": "lots"}, Path(sys.argv[1]))
+except Exception as exc:
+    sys.exit(f"raised {type(exc).__name__} running={is_running()}")
+"""
+
+
+def test_failed_start_logs_the_jvms_reason(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _BAD_START, str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "raised PySparkRuntimeError running=False" in done.stderr
+    # The JVM's own complaint, otherwise hidden in spark-console.log, is logged.
+    assert "ERROR Spark failed to start" in done.stderr
+    assert "Invalid maximum heap size: -Xmxlots" in done.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__: list[str] = []
+
 from typing import TYPE_CHECKING, Any
 
 import orjson

@@ -59,6 +59,8 @@ _COLUMN_WORDS = frozenset(
     {"SELECT", "WHERE", "BY", "ON", "HAVING", "AND", "OR", "NOT", "WHEN", "THEN", "ELSE"}
     | {"DISTINCT", "CASE", "USING"}
 )
+# Words a table reference follows, for finding the statement's tables.
+_REF_WORDS = frozenset({"FROM", "JOIN", "UPDATE", "INTO", "TABLE"})
 _DATABASE_WORDS = frozenset({"DATABASE", "SCHEMA", "NAMESPACE"})
 # Clause starts a comma can belong to; FROM/JOIN make it a table list.
 _CLAUSE_WORDS = _COLUMN_WORDS | {"FROM", "JOIN", "SET", "VALUES", "WINDOW"}
@@ -114,10 +116,11 @@ def sql_keywords(spark: SparkSession) -> tuple[str, ...]:
         if _keywords is None:
             try:
                 rows = spark.sql("SELECT keyword FROM sql_keywords()").collect()
-                _keywords = tuple(sorted({str(row[0]).upper() for row in rows}))
             except PySparkException:
+                # Not cached: a cancelled or failed load is retried next time.
                 _log.warning("cannot load Spark's SQL keywords", exc_info=True)
-                _keywords = ()
+                return ()
+            _keywords = tuple(sorted({str(row[0]).upper() for row in rows}))
         return _keywords
 
 
@@ -246,13 +249,7 @@ def _table_refs(statement: str, skip_from: int, skip_to: int) -> list[_TableRef]
     while i < len(tokens):
         tok = tokens[i]
         i += 1
-        if tok.kind is not TokenKind.WORD or tok.upper not in (
-            "FROM",
-            "JOIN",
-            "UPDATE",
-            "INTO",
-            "TABLE",
-        ):
+        if tok.kind is not TokenKind.WORD or tok.upper not in _REF_WORDS:
             continue
         while True:
             parts, start, i = _read_chain(tokens, i)

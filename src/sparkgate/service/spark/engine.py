@@ -223,7 +223,7 @@ def start_spark(
         # Spark's launcher prefers JAVA_HOME over PATH; point it at the Java we
         # checked, which matters when JAVA_HOME was rejected and PATH won.
         if os.environ.get("JAVA_HOME") != str(java.home):
-            _log.info("Setting JAVA_HOME=%s for Spark", java.home)
+            _log.debug("Setting JAVA_HOME=%s for Spark", java.home)
             os.environ["JAVA_HOME"] = str(java.home)
         # Python workers (UDFs, mapInArrow) would otherwise run `python3` from PATH,
         # which may lack pyspark/pyarrow or be another version.
@@ -278,16 +278,36 @@ def _launch(conf: dict[str, str], console_log: Path) -> tuple[SparkSession, Any]
         context = SparkContext.getOrCreate(spark_conf)
         return SparkSession(context), None
 
-    with console_log.open("ab") as console:
-        gateway = launch_gateway(
-            spark_conf, popen_kwargs={"stdout": console, "stderr": subprocess.STDOUT}
-        )
+    start = console_log.stat().st_size if console_log.exists() else 0
     try:
-        context = SparkContext(conf=spark_conf, gateway=gateway)
-        return SparkSession(context), gateway
-    except BaseException:
-        _shutdown_jvm(gateway)
+        with console_log.open("ab") as console:
+            gateway = launch_gateway(
+                spark_conf, popen_kwargs={"stdout": console, "stderr": subprocess.STDOUT}
+            )
+        try:
+            context = SparkContext(conf=spark_conf, gateway=gateway)
+            return SparkSession(context), gateway
+        except BaseException:
+            _shutdown_jvm(gateway)
+            raise
+    except Exception:
+        # The reason (bad option, no memory, ...) is in the console output we hid.
+        _log.error(
+            "Spark failed to start; its console output (%s) said:\n%s",
+            console_log,
+            _tail(console_log, start),
+        )
         raise
+
+
+def _tail(path: Path, start: int, max_lines: int = 30) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        return f"(unreadable: {exc})"
+    return "\n".join(text.strip().splitlines()[-max_lines:]) or "(nothing)"
 
 
 def _shutdown_jvm(gateway: Any) -> None:

@@ -22,7 +22,7 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.session import Session, is_spark_key
 from sparkgate.service.spark.arrow import arrow_schema, stream_batches
 from sparkgate.service.spark.jobs import to_execution_error
-from sparkgate.service.spark.types import to_result_schema
+from sparkgate.service.spark.types import arrow_compatible, to_result_schema
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
 
 if TYPE_CHECKING:
@@ -144,7 +144,8 @@ def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) 
         return ok_result()
     try:
         schema = to_result_schema(df.schema)
-        batches = _local_batches(df) if df.isLocal() else _streamed(df)
+        arrow_df = arrow_compatible(df)  # Arrow cannot carry every Spark type as is
+        batches = _local_batches(arrow_df) if df.isLocal() else _streamed(arrow_df)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     is_query = parsed.keyword.upper() in _QUERY_KEYWORDS
