@@ -26,11 +26,17 @@ def _parser() -> argparse.ArgumentParser:
         "action", choices=["start-foreground"], help="start-foreground: run in this terminal"
     )
     gateway.add_argument(
-        "-D", dest="dynamic", action="append", default=[], metavar="KEY=VALUE",
+        "-D",
+        dest="dynamic",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="set an option, overriding conf/config.yaml (repeatable)",
     )
     gateway.add_argument(
-        "--conf-dir", type=Path, default=None,
+        "--conf-dir",
+        type=Path,
+        default=None,
         help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
     )
     return parser

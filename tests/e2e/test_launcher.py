@@ -15,8 +15,11 @@ SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
 def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [
-            *SPARKGATE, "gateway", "start-foreground",
-            f"-Dsql-gateway.data-dir={tmp_path}", "-Dspark.master=local[1]",
+            *SPARKGATE,
+            "gateway",
+            "start-foreground",
+            f"-Dsql-gateway.data-dir={tmp_path}",
+            "-Dspark.master=local[1]",
             "-Dspark.ui.enabled=false",
         ],
         stdout=subprocess.PIPE,

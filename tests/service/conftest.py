@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -35,10 +36,8 @@ def service(spark: SparkSession) -> Iterator[SparkGatewayService]:
 def session(service: SparkGatewayService) -> Iterator[SessionHandle]:
     handle = service.open_session(SessionEnvironment(session_name="test"))
     yield handle
-    try:
+    with contextlib.suppress(Exception):
         service.close_session(handle)
-    except Exception:
-        pass
 
 
 def fetch_all(

@@ -20,7 +20,7 @@ from sparkgate.service.gateway import SparkGatewayService
 
 from .conftest import make_service, run
 
-ENDLESS = "SELECT sum(id * 2) AS s FROM range(0, 500000000000, 1, 2)"
+ENDLESS = "SELECT max(hash(id)) AS h FROM range(0, 5000000000000, 1, 2)"
 
 
 def tag_of(op: OperationHandle) -> str:
@@ -46,13 +46,21 @@ def wait_for(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-untyp
     return False
 
 
-def start_endless(service: SparkGatewayService, session: SessionHandle, spark: SparkSession, sql: str = ENDLESS, **kw) -> OperationHandle:  # type: ignore[no-untyped-def]
+def start_endless(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    spark: SparkSession,
+    sql: str = ENDLESS,
+    **kw,
+) -> OperationHandle:  # type: ignore[no-untyped-def]
     op = service.execute_statement(session, sql, **kw)
     assert wait_for(lambda: running_jobs(spark, tag_of(op))), "the Spark job never started"
     return op
 
 
-def test_cancel_stops_the_spark_job(service: SparkGatewayService, session: SessionHandle, spark: SparkSession) -> None:
+def test_cancel_stops_the_spark_job(
+    service: SparkGatewayService, session: SessionHandle, spark: SparkSession
+) -> None:
     op = start_endless(service, session, spark)
     service.cancel_operation(session, op)
     assert service.get_operation_info(session, op).status is OperationStatus.CANCELED
@@ -62,19 +70,25 @@ def test_cancel_stops_the_spark_job(service: SparkGatewayService, session: Sessi
     assert run(service, session, "SELECT 1") == [(1,)]
 
 
-def test_timeout_stops_the_spark_job(service: SparkGatewayService, session: SessionHandle, spark: SparkSession) -> None:
+def test_timeout_stops_the_spark_job(
+    service: SparkGatewayService, session: SessionHandle, spark: SparkSession
+) -> None:
     table = f"ctas_{uuid.uuid4().hex[:8]}"
     sql = f"CREATE TABLE {table} USING parquet AS {ENDLESS}"
-    op = start_endless(service, session, spark, sql, timeout=3.0)
-    assert wait_for(
-        lambda: service.get_operation_info(session, op).status is OperationStatus.TIMEOUT, 20
+    op = start_endless(service, session, spark, sql, timeout=10.0)
+    timed_out = wait_for(
+        lambda: service.get_operation_info(session, op).status is OperationStatus.TIMEOUT, 40
     )
+    info = service.get_operation_info(session, op)
+    assert timed_out, f"status {info.status}, error {info.error!r}"
     assert wait_for(lambda: not running_jobs(spark, tag_of(op)), 10), "job still running"
     with pytest.raises(IllegalStateError, match="timed out"):
         service.fetch_results(session, op, 0, 10)
 
 
-def test_closing_the_session_stops_its_jobs(service: SparkGatewayService, spark: SparkSession) -> None:
+def test_closing_the_session_stops_its_jobs(
+    service: SparkGatewayService, spark: SparkSession
+) -> None:
     handle = service.open_session(SessionEnvironment())
     op = start_endless(service, handle, spark)
     service.close_session(handle)

@@ -89,7 +89,10 @@ def test_temp_views_do_not_cross_sessions(service: SparkGatewayService) -> None:
 def test_idle_sessions_expire_and_heartbeat_keeps_alive(spark: SparkSession) -> None:
     svc = make_service(
         spark,
-        **{"sql-gateway.session.idle-timeout": "600 ms", "sql-gateway.session.check-interval": "100 ms"},
+        **{
+            "sql-gateway.session.idle-timeout": "600 ms",
+            "sql-gateway.session.check-interval": "100 ms",
+        },
     )
     try:
         idle = svc.open_session(SessionEnvironment())
@@ -108,7 +111,10 @@ def test_idle_sessions_expire_and_heartbeat_keeps_alive(spark: SparkSession) -> 
 def test_zero_idle_timeout_disables_expiry(spark: SparkSession) -> None:
     svc = make_service(
         spark,
-        **{"sql-gateway.session.idle-timeout": "0 ms", "sql-gateway.session.check-interval": "50 ms"},
+        **{
+            "sql-gateway.session.idle-timeout": "0 ms",
+            "sql-gateway.session.check-interval": "50 ms",
+        },
     )
     try:
         handle = svc.open_session(SessionEnvironment())
@@ -133,7 +139,9 @@ def test_session_limit_refuses_only_the_new_caller(spark: SparkSession) -> None:
         svc.stop()
 
 
-def test_unknown_handles_are_clear_errors(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_unknown_handles_are_clear_errors(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     ghost_session = SessionHandle(uuid.uuid4())
     ghost_op = OperationHandle(uuid.uuid4())
     with pytest.raises(SessionNotFoundError, match=str(ghost_session)):

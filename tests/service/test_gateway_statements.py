@@ -29,7 +29,9 @@ def unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
-def test_query_result_schema_traits_and_rows(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_query_result_schema_traits_and_rows(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     op = service.execute_statement(
         session,
         "SELECT CAST(1 AS INT) AS i, 'a' AS s, CAST(2.50 AS DECIMAL(5,2)) AS d, "
@@ -47,14 +49,24 @@ def test_query_result_schema_traits_and_rows(service: SparkGatewayService, sessi
         "TIMESTAMP_WITHOUT_TIME_ZONE",
     ]
     assert rows == [
-        (1, "a", decimal.Decimal("2.50"), dt.date(2024, 2, 29), dt.datetime(2024, 1, 2, 3, 4, 5, 123000))
+        (
+            1,
+            "a",
+            decimal.Decimal("2.50"),
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 1, 2, 3, 4, 5, 123000),
+        )
     ]
     assert service.get_operation_result_schema(session, op) == first.schema
 
 
-def test_ddl_returns_ok_and_dml_returns_job_id(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_ddl_returns_ok_and_dml_returns_job_id(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     table = unique("t")
-    op = service.execute_statement(session, f"CREATE TABLE {table} (id BIGINT, name STRING) USING parquet")
+    op = service.execute_statement(
+        session, f"CREATE TABLE {table} (id BIGINT, name STRING) USING parquet"
+    )
     first, rows = fetch_all(service, session, op)
     assert rows == [("OK",)]
     assert first.result_kind is ResultKind.SUCCESS and not first.is_query_result
@@ -64,21 +76,28 @@ def test_ddl_returns_ok_and_dml_returns_job_id(service: SparkGatewayService, ses
         first, rows = fetch_all(service, session, op)
         assert first.schema.names == ("job id",)
         assert first.job_id is not None and rows == [(first.job_id,)]
-        assert run(service, session, f"SELECT id, name FROM {table} ORDER BY id") == [(1, "x"), (2, "y")]
+        assert run(service, session, f"SELECT id, name FROM {table} ORDER BY id") == [
+            (1, "x"),
+            (2, "y"),
+        ]
         shown = run(service, session, "SHOW TABLES")
         assert any(table in row for row in shown)
     finally:
         run(service, session, f"DROP TABLE {table}")
 
 
-def test_large_ordered_result_spans_pages_in_order(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_large_ordered_result_spans_pages_in_order(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     op = service.execute_statement(session, "SELECT id FROM range(0, 25000, 1, 3) ORDER BY id DESC")
     _, rows = fetch_all(service, session, op, max_rows=7000)
     assert [r[0] for r in rows] == list(range(24999, -1, -1))
 
 
 def test_empty_result_reaches_eos(service: SparkGatewayService, session: SessionHandle) -> None:
-    first, rows = fetch_all(service, session, service.execute_statement(session, "SELECT id FROM range(0) WHERE id > 5"))
+    first, rows = fetch_all(
+        service, session, service.execute_statement(session, "SELECT id FROM range(0) WHERE id > 5")
+    )
     assert rows == [] and first.schema.names == ("id",)
 
 
@@ -101,7 +120,9 @@ def test_invalid_sql_fails_with_cause_chain_and_error_class(
     assert run(service, session, "SELECT 3") == [(3,)]
 
 
-def test_unterminated_statement_is_a_parse_error(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_unterminated_statement_is_a_parse_error(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     op = service.execute_statement(session, "SELECT 'abc")
     with pytest.raises(SqlParseError, match="unterminated"):
         fetch_all(service, session, op)
@@ -136,7 +157,9 @@ def test_fetch_by_orientation(service: SparkGatewayService, session: SessionHand
     op = service.execute_statement(session, "SELECT id FROM range(6)")
     seen = []
     while True:
-        page = service.fetch_results_by_orientation(session, op, FetchOrientation.FORWARD, 4, wait=30)
+        page = service.fetch_results_by_orientation(
+            session, op, FetchOrientation.FORWARD, 4, wait=30
+        )
         if page.result_type is ResultType.NOT_READY:
             continue
         if page.num_rows:
@@ -158,7 +181,7 @@ def test_configure_session(service: SparkGatewayService, session: SessionHandle)
             service.configure_session(session, statement)
     with pytest.raises(SqlParseError, match="one statement"):
         service.configure_session(session, "SET a=1; SET b=2")
-    with pytest.raises(ExecutionError, match="PARSE_SYNTAX_ERROR|Syntax error"):
+    with pytest.raises(ExecutionError, match=r"PARSE_SYNTAX_ERROR|Syntax error"):
         service.configure_session(session, "CREATE TEMPORARY VIEW broken AS SELEC 1")
     assert run(service, session, "SELECT 1") == [(1,)]
 
@@ -167,7 +190,10 @@ def test_operation_level_config_is_scoped_to_the_statement(
     service: SparkGatewayService, session: SessionHandle
 ) -> None:
     assert run(
-        service, session, "SELECT current_timezone()", config={"spark.sql.session.timeZone": "America/Lima"}
+        service,
+        session,
+        "SELECT current_timezone()",
+        config={"spark.sql.session.timeZone": "America/Lima"},
     ) == [("America/Lima",)]
     assert run(service, session, "SELECT current_timezone()") != [("America/Lima",)]
 
@@ -183,7 +209,9 @@ def test_operation_log_and_progress(service: SparkGatewayService, session: Sessi
     assert progress.tasks_done == progress.tasks_total
 
 
-def test_submit_operation_runs_an_endpoint_callable(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_submit_operation_runs_an_endpoint_callable(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     schema = ResultSchema.of(("n", BIGINT))
 
     def produce() -> StaticResult:
@@ -201,13 +229,17 @@ def test_gateway_info(service: SparkGatewayService) -> None:
     assert info.engine_version.startswith("4.")
 
 
-def test_gateway_statements_not_yet_supported_are_clear(service: SparkGatewayService, session: SessionHandle) -> None:
+def test_gateway_statements_not_yet_supported_are_clear(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
     op = service.execute_statement(session, "SHOW JOBS")
     with pytest.raises(UnsupportedStatementError, match="SHOW JOBS"):
         fetch_all(service, session, op)
 
 
-def test_jars_are_tracked_per_session(service: SparkGatewayService, session: SessionHandle, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_jars_are_tracked_per_session(
+    service: SparkGatewayService, session: SessionHandle, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
     import zipfile
 
     jar = tmp_path / "empty.jar"
@@ -220,3 +252,65 @@ def test_jars_are_tracked_per_session(service: SparkGatewayService, session: Ses
     op = service.execute_statement(session, f"REMOVE JAR '{jar}'")
     with pytest.raises(ExecutionError, match="was not added"):
         fetch_all(service, session, op)
+
+
+EVERY_TYPE = """
+SELECT true AS b, CAST(1 AS TINYINT) AS ti, CAST(2 AS SMALLINT) AS si, 3 AS i, 4L AS bi,
+       CAST(1.5 AS FLOAT) AS f, 2.5D AS d, CAST(123.456789 AS DECIMAL(9,6)) AS dec,
+       'txt' AS s, X'CAFE' AS bin, DATE'1990-10-14' AS day,
+       TIMESTAMP_NTZ'1990-10-14 12:12:43.123' AS ts_ntz,
+       TIMESTAMP'1990-10-14 12:12:43.123' AS ts_ltz,
+       INTERVAL '1 02:03:04.5' DAY TO SECOND AS dti, INTERVAL '10-3' YEAR TO MONTH AS ymi,
+       array(1.1D, 2.2D) AS arr, map('k', 1L) AS m, named_struct('a', 1, 'b', 'x') AS st,
+       NULL AS n
+"""
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_every_type_streams_and_encodes(
+    service: SparkGatewayService, session: SessionHandle, local: bool
+) -> None:
+    import orjson
+
+    from sparkgate.codec.rows import encode_json_rows, encode_plain_text_rows
+
+    # A FROM over range() makes Spark run a job (the streamed path); without
+    # it the result is computed locally.
+    sql = EVERY_TYPE if local else EVERY_TYPE + " FROM range(1)"
+    run(service, session, "SET spark.sql.session.timeZone=UTC")
+    op = service.execute_statement(session, sql)
+    page = service.fetch_results(session, op, 0, 100, wait=60)
+    while page.num_rows == 0:
+        page = service.fetch_results(session, op, page.next_token or 0, 100, wait=60)
+    schema = page.schema
+    assert [c.logical_type.to_json()["type"] for c in schema][-6:] == [
+        "INTERVAL_DAY_TIME",
+        "INTERVAL_YEAR_MONTH",
+        "ARRAY",
+        "MAP",
+        "ROW",
+        "NULL",
+    ]
+    (row,) = [r for b in page.batches for r in encode_json_rows(b, schema, None)]
+    fields = orjson.loads(orjson.dumps(row))["fields"]
+    assert fields[:11] == [
+        True,
+        1,
+        2,
+        3,
+        4,
+        1.5,
+        2.5,
+        123.456789,
+        "txt",
+        "yv4=",
+        "1990-10-14",
+    ]
+    assert fields[11] == "1990-10-14T12:12:43.123"
+    assert fields[12] == "1990-10-14T12:12:43.123Z"
+    assert fields[13] == 93784500 and fields[14] == 123
+    assert fields[15:18] == [[1.1, 2.2], {"k": 1}, {"a": 1, "b": "x"}]
+    assert fields[18] is None
+    (text,) = [r for b in page.batches for r in encode_plain_text_rows(b, schema, None)]
+    assert text["fields"][0] == "TRUE" and text["fields"][9] == "x'cafe'"
+    assert text["fields"][11] == "1990-10-14 12:12:43.123000"  # TIMESTAMP(6): Flink pads

@@ -89,7 +89,7 @@ def test_parse_duration(text: str, expected: timedelta) -> None:
     ],
 )
 def test_parse_duration_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match="duration|resolution|unit|range"):
+    with pytest.raises(ValueError, match=r"duration|resolution|unit|range"):
         parse_duration(text)
 
 
@@ -342,7 +342,7 @@ def test_same_key_flat_and_nested_is_an_error(tmp_path: Path) -> None:
         tmp_path,
         "sql-gateway.session.max-num: 1\nsql-gateway:\n  session:\n    max-num: 2\n",
     )
-    with pytest.raises(ConfigurationError, match="sql-gateway.session.max-num.*twice"):
+    with pytest.raises(ConfigurationError, match=r"sql-gateway\.session\.max-num.*twice"):
         load_configuration(tmp_path, {}, SERVICE_OPTIONS)
 
 

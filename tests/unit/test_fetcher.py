@@ -54,7 +54,7 @@ def test_token_jumps_are_errors(token: int) -> None:
     f.fetch(0, 2)
     f.fetch(1, 2)
     f.fetch(2, 2)
-    with pytest.raises(InvalidTokenError, match="expecting 3 .* or 2"):
+    with pytest.raises(InvalidTokenError, match=r"expecting 3 .* or 2"):
         f.fetch(token, 2)
 
 

@@ -179,7 +179,9 @@ def test_close_is_idempotent_and_forbids_cancel(pool: WorkerPool) -> None:
 
 
 def test_orientation_fetch_and_log() -> None:
-    op = Operation(lambda o: (o.append_log("line 1"), Execution(SCHEMA, ResultTraits(), [rows(3)]))[1])
+    op = Operation(
+        lambda o: (o.append_log("line 1"), Execution(SCHEMA, ResultTraits(), [rows(3)]))[1]
+    )
     op.run_inline()
     assert op.fetch_orientation(FetchOrientation.FORWARD, 2).rows() == [(0,), (1,)]
     assert op.fetch_orientation(FetchOrientation.BACKWARD, 2).rows() == [(0,), (1,)]

@@ -81,7 +81,7 @@ class ResultSet:
         out: list[tuple[Any, ...]] = []
         for batch in self.batches:
             if batch.num_columns:
-                out.extend(zip(*(column.to_pylist() for column in batch.columns)))
+                out.extend(zip(*(column.to_pylist() for column in batch.columns), strict=True))
             else:
                 out.extend(() for _ in range(batch.num_rows))
         return out

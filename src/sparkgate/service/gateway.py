@@ -8,6 +8,7 @@ session manager, and (when it started it) the SparkContext; ``start`` and
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -43,8 +44,8 @@ from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import catalog, completion, options
 from sparkgate.service.operation.manager import OperationManager
-from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.operation import Execution, Executor, Operation
+from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
@@ -120,6 +121,7 @@ class SparkGatewayService:
         self._pool.start()
         self._sessions.start()
         self._started = True
+        threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
         log.info("Gateway service started on Spark %s", self.spark.version)
 
     def stop(self) -> None:
@@ -138,6 +140,14 @@ class SparkGatewayService:
             self._spark = None
             self._owns_spark = False
         log.info("Gateway service stopped")
+
+    def _warm_up(self) -> None:
+        """Load what the first completion needs (a Spark job) before anyone asks."""
+        try:
+            completion.sql_keywords(self.spark)
+            catalog.system_function_names(self.spark)
+        except Exception:  # only a cache: the first completion then pays instead
+            log.debug("Completion warm-up failed", exc_info=True)
 
     @property
     def spark(self) -> SparkSession:

@@ -175,7 +175,7 @@ class Operation:
                 buffer.finish()
         except BufferClosedError:
             pass  # cancelled, timed out or closed while streaming
-        except BaseException as exc:  # noqa: BLE001 - every failure is the operation's result
+        except BaseException as exc:
             self._fail(exc)
         finally:
             with self._cond:
@@ -296,7 +296,9 @@ class Operation:
         self._check_fetchable()
         if self._fetcher is None:
             if token != 0:
-                raise InvalidTokenError(f"Invalid fetch token {token}: expecting 0 for the first page.")
+                raise InvalidTokenError(
+                    f"Invalid fetch token {token}: expecting 0 for the first page."
+                )
             self._wait_ready(wait)
             self._check_fetchable()
             if self._fetcher is None:

@@ -31,9 +31,7 @@ class WorkerPool:
         name: str = "sparkgate-worker",
     ) -> None:
         if max_threads < 1 or min_threads < 0 or min_threads > max_threads:
-            raise ValueError(
-                f"Invalid worker pool size: min={min_threads}, max={max_threads}."
-            )
+            raise ValueError(f"Invalid worker pool size: min={min_threads}, max={max_threads}.")
         self.min_threads = min_threads
         self.max_threads = max_threads
         self.keepalive = keepalive

@@ -66,9 +66,7 @@ class ResultFetcher:
             return self.fetch(self._next_token, max_rows, wait)
         with self._lock:
             if self._last is None or self._stepped_back:
-                raise InvalidTokenError(
-                    "Can only fetch BACKWARD once, to the page fetched last."
-                )
+                raise InvalidTokenError("Can only fetch BACKWARD once, to the page fetched last.")
             self._stepped_back = True
             return self._last
 

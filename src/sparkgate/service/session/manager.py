@@ -107,9 +107,7 @@ class SessionManager:
             return 0
         now = time.monotonic()
         with self._lock:
-            idle = [
-                s for s in self._sessions.values() if now - s.last_access > self.idle_timeout
-            ]
+            idle = [s for s in self._sessions.values() if now - s.last_access > self.idle_timeout]
             for session in idle:
                 del self._sessions[session.handle]
         for session in idle:

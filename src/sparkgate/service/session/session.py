@@ -21,8 +21,8 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
-from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.operation.operation import Operation
+from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -31,7 +31,7 @@ def arrow_schema(df: DataFrame) -> pa.Schema:
     return df.limit(0).toArrow().schema
 
 
-def stream_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def stream_batches(df: DataFrame, schema: pa.Schema) -> Generator[pa.RecordBatch, None, None]:
     """Yield ``df``'s rows as Arrow batches of ``schema``, in order.
 
     Closing the generator early closes the socket; the caller cancels the
@@ -71,5 +71,3 @@ def stream_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
             sockfile.close()
         with contextlib.suppress(Exception):
             sock.close()
-
-

@@ -46,7 +46,7 @@ def cancel_tag(sc: SparkContext, tag: str) -> None:
 
 def progress_for_tag(sc: SparkContext, tag: str, started: float | None) -> OperationProgress:
     """Sum the stages and tasks of the tag's jobs from Spark's status tracker."""
-    tracker = sc._jsc.sc().statusTracker()  # type: ignore[union-attr]
+    tracker = sc._jsc.sc().statusTracker()
     jobs = jobs_done = stages = stages_done = tasks = tasks_done = tasks_running = 0
     for job_id in tracker.getJobIdsForTag(tag):
         job = tracker.getJobInfo(job_id)
@@ -109,7 +109,9 @@ def to_execution_error(exc: BaseException) -> ExecutionError:
             current = current.__cause__ or current.__context__
             seen += 1
     message = _python_message(exc)
-    return ExecutionError(message, causes=tuple(causes), error_class=error_class, sql_state=sql_state)
+    return ExecutionError(
+        message, causes=tuple(causes), error_class=error_class, sql_state=sql_state
+    )
 
 
 def _python_message(exc: BaseException) -> str:
