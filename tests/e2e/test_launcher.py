@@ -1,4 +1,4 @@
-"""The real ``sparkgate`` command in a subprocess."""
+"""The real ``sparkgate gateway`` command in subprocesses."""
 
 from __future__ import annotations
 
@@ -10,23 +10,26 @@ import time
 from pathlib import Path
 
 SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
+ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
+
+
+def options(data_dir: Path) -> list[str]:
+    return [
+        f"-Dsql-gateway.data-dir={data_dir}",
+        "-Dspark.master=local[1]",
+        "-Dspark.ui.enabled=false",
+        "-Dsql-gateway.endpoint.type=",
+    ]
 
 
 def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [
-            *SPARKGATE,
-            "gateway",
-            "start-foreground",
-            f"-Dsql-gateway.data-dir={tmp_path}",
-            "-Dspark.master=local[1]",
-            "-Dspark.ui.enabled=false",
-        ],
+        [*SPARKGATE, "gateway", "start-foreground", *options(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         cwd=tmp_path,
-        env={**os.environ, "SPARKGATE_CONF_DIR": ""},
+        env=ENV,
     )
     assert proc.stdout is not None
     lines: list[str] = []
@@ -51,6 +54,63 @@ def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
     assert (tmp_path / "log" / "sparkgate.log").exists()
 
 
+def gateway(
+    action: str, data_dir: Path, pid_dir: Path, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*SPARKGATE, "gateway", action, *options(data_dir)],
+        capture_output=True,
+        text=True,
+        cwd=data_dir,
+        timeout=timeout,
+        env={**ENV, "SPARKGATE_PID_DIR": str(pid_dir)},
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_dead(pid: int, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not alive(pid)
+
+
+def test_start_in_background_then_stop_and_stop_all(tmp_path: Path) -> None:
+    pids = tmp_path / "pids" / "sparkgate-gateway.pid"
+    first_dir, second_dir = tmp_path / "one", tmp_path / "two"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    started: list[int] = []
+    try:
+        for data_dir in (first_dir, second_dir):
+            result = gateway("start", data_dir, pids.parent)
+            assert result.returncode == 0, result.stderr
+            assert "sparkgate gateway started" in result.stdout
+        started = [int(p) for p in pids.read_text().split()]
+        assert len(started) == 2 and all(alive(p) for p in started)
+        stopped = gateway("stop", tmp_path, pids.parent)
+        assert stopped.returncode == 0, stopped.stderr
+        assert str(started[1]) in stopped.stdout, "stop ends the gateway started last"
+        assert wait_dead(started[1]) and alive(started[0])
+        stopped = gateway("stop-all", tmp_path, pids.parent)
+        assert str(started[0]) in stopped.stdout
+        assert wait_dead(started[0])
+        assert not pids.exists()
+        nothing = gateway("stop-all", tmp_path, pids.parent)
+        assert nothing.returncode == 1 and "No sparkgate gateway" in nothing.stdout
+    finally:
+        for pid in started:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_bad_option_is_a_clear_startup_error(tmp_path: Path) -> None:
     result = subprocess.run(
         [*SPARKGATE, "gateway", "start-foreground", "-Dsql-gateway.session.idle-timout=5 min"],
@@ -58,7 +118,7 @@ def test_bad_option_is_a_clear_startup_error(tmp_path: Path) -> None:
         text=True,
         cwd=tmp_path,
         timeout=60,
-        env={**os.environ, "SPARKGATE_CONF_DIR": ""},
+        env=ENV,
     )
     assert result.returncode == 2
     assert "sql-gateway.session.idle-timout" in result.stderr
