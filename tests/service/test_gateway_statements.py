@@ -203,7 +203,9 @@ def test_operation_log_and_progress(service: SparkGatewayService, session: Sessi
     _, rows = fetch_all(service, session, op)
     assert rows == [(4999950000,)]
     log = service.fetch_log(session, op, FetchOrientation.FORWARD, 100)
-    assert any("QUERY" in line for (line,) in log.rows())
+    lines = [line for (line,) in log.rows()]
+    assert any("QUERY" in line for line in lines)
+    assert any("Spark job" in line and "SUCCEEDED" in line for line in lines), lines
     progress = service.get_operation_progress(session, op)
     assert progress.jobs_total >= 1 and progress.tasks_done >= 1
     assert progress.tasks_done == progress.tasks_total

@@ -172,7 +172,8 @@ class Operation:
                     return
                 for batch, kinds in execution.batches:
                     buffer.put(batch, kinds)
-                buffer.finish()
+            # End of stream only once the scope has closed (its log lines are in).
+            buffer.finish()
         except BufferClosedError:
             pass  # cancelled, timed out or closed while streaming
         except BaseException as exc:

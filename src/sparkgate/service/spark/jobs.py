@@ -36,8 +36,35 @@ def job_scope(sc: SparkContext, tag: str, description: str | None) -> Iterator[N
     try:
         yield
     finally:
+        _log_jobs(sc, tag)
         sc.removeJobTag(tag)
         sc.setJobDescription(None)  # type: ignore[arg-type]
+
+
+def _log_jobs(sc: SparkContext, tag: str) -> None:
+    """Say what Spark ran for the operation: it lands in the operation's log."""
+    try:
+        tracker = sc._jsc.sc().statusTracker()
+        for job_id in sorted(tracker.getJobIdsForTag(tag)):
+            job = tracker.getJobInfo(job_id)
+            if job.isEmpty():
+                continue
+            info = job.get()
+            stage_ids = list(info.stageIds())
+            tasks = 0
+            for stage_id in stage_ids:
+                stage = tracker.getStageInfo(stage_id)
+                if not stage.isEmpty():
+                    tasks += stage.get().numCompletedTasks()
+            log.info(
+                "Spark job %s %s: %d stage(s), %d task(s) completed",
+                job_id,
+                info.status().toString(),
+                len(stage_ids),
+                tasks,
+            )
+    except Exception:  # the log is best effort; the JVM may be going away
+        log.debug("Could not read Spark job status for %s", tag, exc_info=True)
 
 
 def cancel_tag(sc: SparkContext, tag: str) -> None:
