@@ -88,6 +88,7 @@ class SparkGatewayService:
         self._owns_spark = False
         self._buffer_rows = config.get(options.RESULT_BUFFER_ROWS)
         self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
+        self._partition_window = config.get(options.RESULT_PARTITION_WINDOW)
         self._pool = WorkerPool(
             config.get(options.WORKER_THREADS_MIN),
             config.get(options.WORKER_THREADS_MAX),
@@ -163,7 +164,10 @@ class SparkGatewayService:
         spark = self.spark.newSession()
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
         defaults = self.config.to_dict()
-        return Session(handle, environment, spark, defaults, OperationManager(self._pool))
+        window = self._partition_window or 2 * self.spark.sparkContext.defaultParallelism
+        return Session(
+            handle, environment, spark, defaults, OperationManager(self._pool), window
+        )
 
     def _session(self, handle: SessionHandle) -> Session:
         return self._sessions.get(handle)

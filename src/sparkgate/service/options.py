@@ -23,6 +23,7 @@ __all__ = [
     "OPERATION_LOG_ENABLED",
     "RESULT_BATCH_ROWS",
     "RESULT_BUFFER_ROWS",
+    "RESULT_PARTITION_WINDOW",
     "SERVICE_OPTIONS",
     "SESSION_CHECK_INTERVAL",
     "SESSION_IDLE_TIMEOUT",
@@ -95,6 +96,15 @@ RESULT_BATCH_ROWS = int_option(
     min_value=1,
 )
 
+RESULT_PARTITION_WINDOW = int_option(
+    "sql-gateway.result.partition-window",
+    0,
+    "Partitions of a result computed per Spark job while it streams to clients; "
+    "Spark holds one window's rows on the driver. 0 means twice Spark's default "
+    "parallelism.",
+    min_value=0,
+)
+
 OPERATION_LOG_ENABLED = bool_option(
     "sql-gateway.operation.log.enabled",
     True,
@@ -111,5 +121,6 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     DATA_DIR,
     RESULT_BUFFER_ROWS,
     RESULT_BATCH_ROWS,
+    RESULT_PARTITION_WINDOW,
     OPERATION_LOG_ENABLED,
 )

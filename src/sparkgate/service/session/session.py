@@ -47,11 +47,13 @@ class Session:
         spark: SparkSession,
         defaults: Mapping[str, str],
         operations: OperationManager,
+        partition_window: int = 2,
     ) -> None:
         self.handle = handle
         self.environment = environment
         self.spark = spark
         self.operations = operations
+        self.partition_window = partition_window
         self.created = time.time()
         self.last_access = time.monotonic()
         self.jars: list[str] = list(environment.jars)

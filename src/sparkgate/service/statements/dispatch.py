@@ -144,8 +144,8 @@ def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) 
         return ok_result()
     try:
         schema = to_result_schema(df.schema)
-        arrow_df = arrow_compatible(df)  # Arrow cannot carry every Spark type as is
-        batches = _local_batches(arrow_df) if df.isLocal() else _streamed(arrow_df)
+        # Arrow cannot carry every Spark type as is.
+        batches = _streamed(arrow_compatible(df), session.partition_window)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     is_query = parsed.keyword.upper() in _QUERY_KEYWORDS
@@ -157,15 +157,11 @@ def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) 
     return Execution(schema, traits, batches)
 
 
-def _local_batches(df: DataFrame) -> list[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
-    """Command results (SHOW, DESCRIBE, ...) are already on the driver: no job."""
-    table = df.toArrow()
-    return [(batch, None) for batch in table.to_batches()]
-
-
-def _streamed(df: DataFrame) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
+def _streamed(
+    df: DataFrame, window: int
+) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
     schema = arrow_schema(df)
-    stream = stream_batches(df, schema)
+    stream = stream_batches(df, schema, window)
     try:
         for batch in stream:
             yield batch, None
