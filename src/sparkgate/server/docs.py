@@ -9,12 +9,15 @@ regenerate it, or with ``--check`` to verify it (exit status 1 on drift).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sparkgate.api.config import ConfigOption
+from sparkgate.endpoints.rest.options import OPTION_PREFIX as REST_PREFIX
+from sparkgate.endpoints.rest.options import REST_OPTIONS
 from sparkgate.service.options import SERVICE_OPTIONS
 
 __all__ = [
@@ -22,6 +25,7 @@ __all__ = [
     "DOC_SECTIONS",
     "generated_docs",
     "main",
+    "prefixed",
     "render_configuration_docs",
 ]
 
@@ -29,11 +33,18 @@ logger = logging.getLogger(__name__)
 
 DOCS_PATH = Path("docs") / "configuration.md"
 
+
+def prefixed(prefix: str, options: Sequence[ConfigOption[Any]]) -> tuple[ConfigOption[Any], ...]:
+    """Endpoint options as users write them: endpoints declare keys without their prefix."""
+    return tuple(dataclasses.replace(option, key=prefix + option.key) for option in options)
+
+
 # Section title -> options, in page order. A static registry (not filled in
 # at import time by plug-ins) so the generated page does not depend on which
 # modules happen to be imported; endpoints add their section here.
 DOC_SECTIONS: dict[str, Sequence[ConfigOption[Any]]] = {
     "Service": SERVICE_OPTIONS,
+    "REST endpoint": prefixed(REST_PREFIX, REST_OPTIONS),
 }
 
 _INTRO = (

@@ -1,0 +1,135 @@
+"""The Starlette application: the route table mounted under each version prefix.
+
+Every route is mounted at ``/vN/...`` for each version whose snapshot lists
+it, and unversioned for the newest version, so a route missing from a
+version answers 404 there, as in Flink. Blocking service calls run on worker
+threads under one capacity limiter, sized for many concurrent long polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from sparkgate.api.service import GatewayService
+from sparkgate.endpoints.rest.errors import error_body, error_response
+from sparkgate.endpoints.rest.handlers import HANDLERS, Call, Handler, not_implemented
+from sparkgate.endpoints.rest.messages import parse_json_object, read_body
+from sparkgate.endpoints.rest.openapi import OPENAPI_PATH, build_openapi
+from sparkgate.endpoints.rest.options import RestSettings
+from sparkgate.endpoints.rest.responses import json_response
+from sparkgate.endpoints.rest.routes import LATEST, ROUTES, RestApiVersion, RouteSpec
+
+__all__ = ["MAX_THREADS", "ThreadRunner", "create_app"]
+
+log = logging.getLogger(__name__)
+
+MAX_THREADS = 512
+"""Worker threads for blocking calls; each long-poll fetch holds one for up to fetch-timeout."""
+
+
+class ThreadRunner:
+    """Runs blocking calls on worker threads, at most ``max_threads`` at a time.
+
+    anyio's default limiter allows 40 threads: 40 waiting long polls would
+    stall every other request. A limiter belongs to one event loop, so one is
+    kept per loop (the server has one; test clients may start several).
+    """
+
+    def __init__(self, max_threads: int = MAX_THREADS) -> None:
+        self.max_threads = max_threads
+        self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def __call__(self, fn: Callable[[], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(self.max_threads)
+        return await anyio.to_thread.run_sync(fn, limiter=limiter)
+
+
+def _endpoint(
+    route: RouteSpec,
+    version: RestApiVersion,
+    handler: Handler,
+    service: GatewayService,
+    settings: RestSettings,
+    runner: ThreadRunner,
+) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            raw = await read_body(request, settings.max_body_size)
+            call = Call(
+                request=request,
+                route=route,
+                version=version,
+                body=parse_json_object(raw),
+                service=service,
+                settings=settings,
+                run=runner,
+            )
+            return await handler(call)
+        except Exception as exc:  # every failure answers; the server keeps serving
+            return error_response(exc, route.name)
+
+    endpoint.__name__ = f"{route.name}_{version.name}"
+    return endpoint
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = f"Not found: {request.url.path}"
+    elif exc.status_code == 405:
+        message = f"Method {request.method} is not allowed for {request.url.path}."
+    else:
+        message = str(exc.detail)
+    return json_response(error_body(message), exc.status_code, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    return error_response(exc, "handleRequest")
+
+
+def create_app(
+    service: GatewayService,
+    settings: RestSettings | None = None,
+    runner: ThreadRunner | None = None,
+) -> Starlette:
+    """The ASGI app over ``service``; also usable in-process (tests, embedding)."""
+    settings = settings or RestSettings()
+    runner = runner or ThreadRunner()
+    openapi = build_openapi()
+    routes: list[Route] = []
+    for route in ROUTES:
+        handler = HANDLERS[route.name] if route.implemented else not_implemented(route)
+        for version in sorted(route.versions, key=lambda v: v.value):
+            endpoint = _endpoint(route, version, handler, service, settings, runner)
+            routes.append(
+                Route(version.url_prefix + route.template, endpoint, methods=[route.method])
+            )
+        if LATEST in route.versions:
+            endpoint = _endpoint(route, LATEST, handler, service, settings, runner)
+            routes.append(Route(route.template, endpoint, methods=[route.method]))
+
+    async def serve_openapi(request: Request) -> Response:
+        return json_response(openapi)
+
+    routes.append(Route(OPENAPI_PATH, serve_openapi, methods=["GET"]))
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error, Exception: _unexpected},
+    )

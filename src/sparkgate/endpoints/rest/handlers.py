@@ -1,0 +1,275 @@
+"""The route handlers: parse the request, call the service, build Flink's body.
+
+Handlers are stateless translators. Every service call that may block
+(Spark work, long-poll fetches) runs through :meth:`Call.run`, off the event
+loop. Errors are raised, never turned into responses here: the app hands
+them to :mod:`errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.service import GatewayService
+from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.endpoints.rest.errors import RestError
+from sparkgate.endpoints.rest.messages import (
+    Body,
+    parse_operation_handle,
+    parse_session_handle,
+    parse_token,
+)
+from sparkgate.endpoints.rest.options import RestSettings
+from sparkgate.endpoints.rest.responses import json_response
+from sparkgate.endpoints.rest.results import (
+    RowFormat,
+    needs_time_zone,
+    next_result_uri,
+    render_page,
+)
+from sparkgate.endpoints.rest.routes import RestApiVersion, RouteSpec
+
+__all__ = ["ENDPOINT_ID", "HANDLERS", "Call", "Handler", "not_implemented"]
+
+ENDPOINT_ID = "rest"
+
+T = TypeVar("T")
+
+_TIME_ZONE_KEYS = ("spark.sql.session.timeZone", "table.local-time-zone")
+
+
+@dataclass(frozen=True)
+class Call:
+    """Everything a handler needs for one request."""
+
+    request: Request
+    route: RouteSpec
+    version: RestApiVersion
+    body: Body
+    service: GatewayService
+    settings: RestSettings
+    run: Callable[[Callable[[], Any]], Awaitable[Any]]
+
+    def param(self, name: str) -> str:
+        return str(self.request.path_params[name])
+
+    def session(self) -> SessionHandle:
+        return parse_session_handle(self.param("session_handle"))
+
+    def operation(self) -> OperationHandle:
+        return parse_operation_handle(self.param("operation_handle"))
+
+
+Handler = Callable[[Call], Awaitable[Response]]
+
+
+# -- utilities -------------------------------------------------------------------
+
+
+async def get_api_versions(call: Call) -> Response:
+    return json_response({"versions": [v.name for v in RestApiVersion]})
+
+
+async def get_info(call: Call) -> Response:
+    info = await call.run(call.service.get_gateway_info)
+    body = {"productName": info.product_name, "version": info.version}
+    body["sparkVersion"] = info.engine_version
+    body.update(dict(info.extra))
+    return json_response(body)
+
+
+# -- sessions ----------------------------------------------------------------------
+
+
+async def open_session(call: Call) -> Response:
+    environment = SessionEnvironment(
+        session_name=call.body.string("sessionName"),
+        endpoint_version=EndpointVersion(ENDPOINT_ID, call.version.name),
+        config=call.body.string_map("properties"),
+    )
+    handle = await call.run(lambda: call.service.open_session(environment))
+    return json_response({"sessionHandle": str(handle)})
+
+
+async def close_session(call: Call) -> Response:
+    session = call.session()
+    await call.run(lambda: call.service.close_session(session))
+    return json_response({"status": "CLOSED"})
+
+
+async def get_session_config(call: Call) -> Response:
+    session = call.session()
+    config = await call.run(lambda: call.service.get_session_config(session))
+    return json_response({"properties": config})
+
+
+async def heartbeat(call: Call) -> Response:
+    session = call.session()
+    await call.run(lambda: call.service.heartbeat(session))
+    return json_response({})
+
+
+async def configure_session(call: Call) -> Response:
+    session = call.session()
+    statement = call.body.required_string("statement")
+    timeout = call.body.timeout_ms("executionTimeout")
+    await call.run(lambda: call.service.configure_session(session, statement, timeout))
+    return json_response({})
+
+
+async def complete_statement(call: Call) -> Response:
+    session = call.session()
+    body = call.body
+    if not body.data:
+        # Flink sends these in the body of a GET; tools that cannot may use the query.
+        query = call.request.query_params
+        data: dict[str, Any] = dict(query)
+        if "position" in data and data["position"].lstrip("-").isdigit():
+            data["position"] = int(data["position"])
+        body = Body(data)
+    statement = body.required_string("statement")
+    position = body.integer("position", required=True)
+    assert position is not None
+    if not 0 <= position <= len(statement):
+        raise RestError(
+            400, f"Field 'position' must be between 0 and {len(statement)}, got {position}."
+        )
+    candidates = await call.run(
+        lambda: call.service.complete_statement(session, statement, position)
+    )
+    return json_response({"candidates": candidates})
+
+
+# -- statements and operations -------------------------------------------------------
+
+
+async def execute_statement(call: Call) -> Response:
+    session = call.session()
+    statement = call.body.required_string("statement")
+    timeout = call.body.timeout_ms("executionTimeout")
+    config = call.body.string_map("executionConfig")
+    handle = await call.run(
+        lambda: call.service.execute_statement(
+            session, statement, timeout=timeout, config=config or None
+        )
+    )
+    return json_response({"operationHandle": str(handle)})
+
+
+async def get_operation_status(call: Call) -> Response:
+    session, operation = call.session(), call.operation()
+    info = await call.run(lambda: call.service.get_operation_info(session, operation))
+    return json_response({"status": info.status.value})
+
+
+async def cancel_operation(call: Call) -> Response:
+    session, operation = call.session(), call.operation()
+
+    def cancel() -> str:
+        call.service.cancel_operation(session, operation)
+        return call.service.get_operation_info(session, operation).status.value
+
+    return json_response({"status": await call.run(cancel)})
+
+
+async def close_operation(call: Call) -> Response:
+    session, operation = call.session(), call.operation()
+    await call.run(lambda: call.service.close_operation(session, operation))
+    return json_response({"status": "CLOSED"})
+
+
+def _row_format(call: Call) -> RowFormat:
+    if call.version is RestApiVersion.V1:
+        return RowFormat.JSON  # V1 has no rowFormat parameter: always JSON
+    raw = call.request.query_params.get("rowFormat")
+    choices = ", ".join(f.value for f in RowFormat)
+    if raw is None:
+        raise RestError(400, f"Query parameter 'rowFormat' is required ({choices}).")
+    try:
+        return RowFormat(raw.upper())
+    except ValueError:
+        raise RestError(400, f"Invalid rowFormat {raw!r}: expecting one of {choices}.") from None
+
+
+def _time_zone(config: Mapping[str, str]) -> str | None:
+    for key in _TIME_ZONE_KEYS:
+        value = config.get(key)
+        if value and value.lower() != "default":
+            return value
+    return None
+
+
+async def fetch_results(call: Call) -> Response:
+    session, operation = call.session(), call.operation()
+    token = parse_token(call.param("token"))
+    row_format = _row_format(call)
+    settings = call.settings
+
+    def fetch() -> Response:
+        page = call.service.fetch_results(
+            session, operation, token, settings.fetch_max_rows, wait=settings.fetch_timeout
+        )
+        if page.next_token is None:
+            next_uri = None
+        else:
+            next_uri = next_result_uri(
+                call.version, session, operation, page.next_token, row_format
+            )
+        time_zone = None
+        if row_format is not RowFormat.ARROW and needs_time_zone(page.schema):
+            time_zone = _time_zone(call.service.get_session_config(session))
+        # Encoding a large page is CPU work: it stays on this worker thread too.
+        return render_page(page, row_format, next_uri, time_zone)
+
+    response: Response = await call.run(fetch)
+    return response
+
+
+# -- protocol routes sparkgate does not serve ----------------------------------------
+
+_NOT_IMPLEMENTED = {
+    "deployScript": (
+        "Deploying a script to an application cluster is not supported by sparkgate: "
+        "sessions run on the gateway's Spark. Submit the script's statements one by one "
+        "with POST /sessions/:session_handle/statements."
+    ),
+}
+_MATERIALIZED = (
+    "Materialized tables are not supported by sparkgate yet, so '{name}' "
+    "({method} {path}) is not implemented."
+)
+
+
+def not_implemented(route: RouteSpec) -> Handler:
+    """A handler answering 501: the route is in the protocol, sparkgate lacks the feature."""
+    message = _NOT_IMPLEMENTED.get(route.name) or _MATERIALIZED.format(
+        name=route.name, method=route.method, path=route.path
+    )
+
+    async def handler(call: Call) -> Response:
+        raise RestError(501, message)
+
+    return handler
+
+
+HANDLERS: Mapping[str, Handler] = {
+    "getApiVersions": get_api_versions,
+    "getInfo": get_info,
+    "openSession": open_session,
+    "closeSession": close_session,
+    "getSessionConfig": get_session_config,
+    "triggerSessionHeartbeat": heartbeat,
+    "configureSession": configure_session,
+    "completeStatement": complete_statement,
+    "executeStatement": execute_statement,
+    "getOperationStatus": get_operation_status,
+    "cancelOperation": cancel_operation,
+    "closeOperation": close_operation,
+    "fetchResults": fetch_results,
+}

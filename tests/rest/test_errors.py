@@ -1,0 +1,184 @@
+"""Error answers: status codes and {"errors": [...]} bodies, while healthy clients go on."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from sparkgate.api.config import Configuration
+from sparkgate.endpoints.rest.server import RestEndpoint
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import MAX_BODY, rows, run, settings, submit
+
+UNKNOWN = str(uuid.uuid4())
+
+
+@pytest.fixture
+def healthy(endpoint: RestEndpoint) -> Iterator[list[str]]:
+    """A client running queries on its own session throughout the test."""
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        with httpx.Client(base_url=endpoint.address, timeout=120) as http:
+            handle = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+            while not stop.is_set():
+                try:
+                    got = rows(run(http, handle, "SELECT 5 AS five"))
+                    if got != [[5]]:
+                        failures.append(f"wrong rows {got}")
+                except Exception as exc:  # recorded, asserted by the test
+                    failures.append(repr(exc))
+            http.delete(f"/v4/sessions/{handle}")
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    yield failures
+    stop.set()
+    thread.join(120)
+    assert not thread.is_alive()
+    assert failures == []
+
+
+# (method, path template, request kwargs, status, message fragment)
+CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
+    ("POST", "/v4/sessions", {"content": b"{not json"}, 400, "not valid JSON"),
+    ("POST", "/v4/sessions", {"content": b"[1, 2]"}, 400, "must be a JSON object"),
+    ("POST", "/v4/sessions", {"json": {"sessionName": 5}}, 400, "'sessionName' must be a string"),
+    ("POST", "/v4/sessions", {"json": {"properties": {"a": 1}}}, 400, "strings to strings"),
+    ("POST", "/v4/sessions", {"json": {"properties": []}}, 400, "must be an object"),
+    ("POST", "/v4/sessions/{s}/statements", {"json": {}}, 400, "'statement' is required"),
+    ("POST", "/v4/sessions/{s}/statements", {"json": {"statement": 1}}, 400, "must be a string"),
+    (
+        "POST",
+        "/v4/sessions/{s}/statements",
+        {"json": {"statement": "SELECT 1", "executionTimeout": "5"}},
+        400,
+        "must be an integer",
+    ),
+    (
+        "POST",
+        "/v4/sessions/{s}/statements",
+        {"json": {"statement": "SELECT 1", "executionTimeout": -1}},
+        400,
+        "must not be negative",
+    ),
+    (
+        "POST",
+        "/v4/sessions/{s}/statements",
+        {"json": {"statement": "SELECT 1", "executionConfig": {"k": True}}},
+        400,
+        "strings to strings",
+    ),
+    ("GET", "/v4/sessions/not-a-uuid", {}, 400, "not a UUID"),
+    ("GET", "/v4/sessions/{s}/operations/bad/status", {}, 400, "not a UUID"),
+    ("GET", f"/v4/sessions/{UNKNOWN}", {}, 404, "does not exist"),
+    ("POST", f"/v4/sessions/{UNKNOWN}/heartbeat", {}, 404, "does not exist"),
+    ("POST", f"/v4/sessions/{UNKNOWN}/statements", {"json": {"statement": "SELECT 1"}}, 404, ""),
+    ("GET", f"/v4/sessions/{{s}}/operations/{UNKNOWN}/status", {}, 404, "does not exist"),
+    ("POST", f"/v4/sessions/{{s}}/operations/{UNKNOWN}/cancel", {}, 404, "does not exist"),
+    ("DELETE", f"/v4/sessions/{{s}}/operations/{UNKNOWN}/close", {}, 404, "does not exist"),
+    (
+        "GET",
+        f"/v4/sessions/{{s}}/operations/{UNKNOWN}/result/0?rowFormat=JSON",
+        {},
+        404,
+        "does not exist",
+    ),
+    ("GET", "/v4/sessions/{s}/operations/{o}/result/0", {}, 400, "'rowFormat' is required"),
+    ("GET", "/v4/sessions/{s}/operations/{o}/result/0?rowFormat=CSV", {}, 400, "Invalid rowFormat"),
+    ("GET", "/v4/sessions/{s}/operations/{o}/result/7?rowFormat=JSON", {}, 400, "token"),
+    ("GET", "/v4/sessions/{s}/operations/{o}/result/x?rowFormat=JSON", {}, 400, "token"),
+    (
+        "POST",
+        "/v4/sessions/{s}/configure-session",
+        {"json": {"statement": "SELECT 1"}},
+        400,
+        "configure-session",
+    ),
+    (
+        "POST",
+        "/v4/sessions/{s}/configure-session",
+        {"json": {"statement": "SET a=1; SET b=2"}},
+        400,
+        "one statement",
+    ),
+    (
+        "GET",
+        "/v4/sessions/{s}/complete-statement",
+        {"json": {"statement": "SELECT", "position": 99}},
+        400,
+        "'position'",
+    ),
+    ("POST", "/v4/sessions", {"content": b"x" * (MAX_BODY + 1)}, 413, "too large"),
+    ("POST", "/v4/sessions/{s}/statements", {"content": b" " * (4 * MAX_BODY)}, 413, "max-body"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "kwargs", "status", "fragment"), CASES)
+def test_error_cases(
+    client: httpx.Client,
+    session: str,
+    healthy: list[str],
+    method: str,
+    path: str,
+    kwargs: dict[str, Any],
+    status: int,
+    fragment: str,
+) -> None:
+    op = submit(client, session, "SELECT 1") if "{o}" in path else ""
+    response = client.request(method, path.format(s=session, o=op), **kwargs)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert list(body) == ["errors"] and all(isinstance(e, str) for e in body["errors"])
+    assert fragment in body["errors"][0]
+
+
+def test_chunked_body_over_the_limit_is_refused(client: httpx.Client) -> None:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(8):
+            yield b" " * (MAX_BODY // 4)
+
+    response = client.post("/v4/sessions", content=chunks())
+    assert response.status_code == 413
+    assert "too large" in response.json()["errors"][0]
+
+
+def test_session_limit_is_503(spark: Any) -> None:
+    service = SparkGatewayService(Configuration({"sql-gateway.session.max-num": "1"}), spark=spark)
+    service.start()
+    server = RestEndpoint(service, settings())
+    server.start()
+    try:
+        with httpx.Client(base_url=server.address, timeout=60) as http:
+            assert http.post("/v4/sessions").status_code == 200
+            response = http.post("/v4/sessions")
+            assert response.status_code == 503
+            assert response.headers["retry-after"]
+            assert "maximum" in response.json()["errors"][0]
+    finally:
+        server.stop()
+        service.stop()
+
+
+def test_unexpected_failure_is_500_and_server_keeps_serving(
+    client: httpx.Client, rest_service: SparkGatewayService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(rest_service, "get_gateway_info", broken)
+    response = client.get("/v4/info")
+    assert response.status_code == 500
+    errors = response.json()["errors"]
+    assert errors[0] == "Internal server error."
+    assert errors[1].endswith("Caused by: builtins.RuntimeError: boom")
+    monkeypatch.undo()
+    assert client.get("/v4/info").status_code == 200

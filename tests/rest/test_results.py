@@ -1,0 +1,215 @@
+"""Fetching results: body shapes, row formats, tokens, long polls and failures."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pyarrow as pa
+import pytest
+
+from sparkgate.endpoints.rest.errors import FLINK_GATEWAY_EXCEPTION
+from sparkgate.endpoints.rest.results import COLUMNS_METADATA_KEY
+
+from .conftest import rows, run, submit, walk
+
+PAYLOAD_KEYS = ["resultType", "isQueryResult", "jobID", "resultKind", "results", "nextResultUri"]
+VALUES = (
+    "SELECT CAST(1 AS INT) AS i, 'x' AS s, CAST(1.50 AS DECIMAL(5,2)) AS d, TRUE AS b, "
+    "CAST(2.5 AS DOUBLE) AS f, DATE'2024-01-02' AS day, "
+    "TIMESTAMP_NTZ'2024-01-02 03:04:05.120' AS ts, ARRAY(1, 2) AS arr, "
+    "CAST(NULL AS STRING) AS n"
+)
+
+
+def test_json_rows_and_body_order(client: httpx.Client, session: str) -> None:
+    bodies = run(client, session, VALUES, "JSON")
+    payload = next(b for b in bodies if b.get("results", {}).get("data"))
+    assert [k for k in PAYLOAD_KEYS if k in payload] == list(payload)
+    assert payload["resultType"] == "PAYLOAD" and payload["isQueryResult"] is True
+    assert payload["resultKind"] == "SUCCESS_WITH_CONTENT"
+    assert list(payload["results"]) == ["columns", "rowFormat", "data"]
+    assert payload["results"]["rowFormat"] == "JSON"
+    columns = payload["results"]["columns"]
+    assert [c["name"] for c in columns] == ["i", "s", "d", "b", "f", "day", "ts", "arr", "n"]
+    assert all(list(c) == ["name", "logicalType", "comment"] for c in columns)
+    assert rows(bodies) == [
+        [1, "x", 1.5, True, 2.5, "2024-01-02", "2024-01-02T03:04:05.12", [1, 2], None]
+    ]
+    assert payload["results"]["data"][0]["kind"] == "INSERT"
+    eos = bodies[-1]
+    assert eos["resultType"] == "EOS" and "nextResultUri" not in eos
+    assert list(eos) == [k for k in PAYLOAD_KEYS if k in eos]
+
+
+def test_plain_text_rows(client: httpx.Client, session: str) -> None:
+    bodies = run(client, session, VALUES, "PLAIN_TEXT")
+    assert {b["results"]["rowFormat"] for b in bodies if "results" in b} == {"PLAIN_TEXT"}
+    assert rows(bodies) == [
+        [
+            "1",
+            "x",
+            "1.50",
+            "TRUE",
+            "2.5",
+            "2024-01-02",
+            "2024-01-02 03:04:05.120000",
+            "[1, 2]",
+            None,
+        ]
+    ]
+
+
+def test_ddl_answers_ok_without_job_id(client: httpx.Client, session: str) -> None:
+    bodies = run(client, session, "SET 'x.y' = 'z'", "PLAIN_TEXT")
+    first = bodies[0]
+    assert list(first) == ["resultType", "isQueryResult", "resultKind", "results", "nextResultUri"]
+    assert first["isQueryResult"] is False and first["resultKind"] == "SUCCESS"
+    assert rows(bodies) == [["OK"]]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "query", "suffix"),
+    [
+        ("/v1", "", ""),
+        ("/v1", "?rowFormat=PLAIN_TEXT", ""),  # V1 has no rowFormat: JSON, none in the URI
+        ("/v2", "?rowFormat=PLAIN_TEXT", "?rowFormat=PLAIN_TEXT"),
+        ("/v3", "?rowFormat=json", "?rowFormat=JSON"),
+        ("/v4", "?rowFormat=JSON", "?rowFormat=JSON"),
+        ("", "?rowFormat=JSON", "?rowFormat=JSON"),
+    ],
+)
+def test_next_result_uri_keeps_version_and_format(
+    client: httpx.Client, session: str, prefix: str, query: str, suffix: str
+) -> None:
+    op = submit(client, session, "SELECT 1 AS one")
+    base = f"/sessions/{session}/operations/{op}/result"
+    first = client.get(f"{prefix}{base}/0{query}").json()
+    version = prefix or "/v4"
+    assert first["nextResultUri"] == f"{version}{base}/1{suffix}"
+    expected = "PLAIN_TEXT" if "PLAIN" in suffix else "JSON"
+    assert first["results"]["rowFormat"] == expected
+    walk(client, first["nextResultUri"])
+
+
+def test_tokens_replay_and_refuse_jumps(client: httpx.Client, session: str) -> None:
+    op = submit(client, session, "SELECT id FROM range(5)")
+    base = f"/v4/sessions/{session}/operations/{op}/result"
+    first = client.get(base + "/0?rowFormat=JSON").json()
+    assert first["resultType"] == "PAYLOAD"
+    assert client.get(base + "/0?rowFormat=JSON").json() == first  # N-1 replays
+    for token in ("5", "-1", "abc", "1.5"):
+        response = client.get(f"{base}/{token}?rowFormat=JSON")
+        assert response.status_code == 400, token
+        assert "token" in response.json()["errors"][0]
+    bodies = [first, *walk(client, first["nextResultUri"])]
+    assert [r[0] for r in rows(bodies)] == [0, 1, 2, 3, 4]
+
+
+def test_long_poll_first_fetch_skips_not_ready(client: httpx.Client, session: str) -> None:
+    op = submit(client, session, "SELECT 42 AS answer")
+    first = client.get(f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON")
+    assert first.json()["resultType"] == "PAYLOAD"
+    assert rows(walk(client, first.json()["nextResultUri"])) + rows([first.json()]) == [[42]]
+
+
+def test_not_ready_and_later_pages_never_not_ready(client: httpx.Client, session: str) -> None:
+    statement = "SELECT id FROM range(3) WHERE reflect('java.lang.Thread', 'sleep', 2500L) IS NULL"
+    op = submit(client, session, statement)
+    base = f"/v4/sessions/{session}/operations/{op}/result"
+    started = time.monotonic()
+    first = client.get(base + "/0?rowFormat=JSON").json()
+    waited = time.monotonic() - started
+    if first["resultType"] == "NOT_READY":
+        assert list(first) == ["resultType", "nextResultUri"] and waited >= 0.9
+        assert first["nextResultUri"] == base + "/0?rowFormat=JSON"
+    bodies = walk(client, first["nextResultUri"] if first["resultType"] != "EOS" else "")
+    seen = [b["resultType"] for b in bodies]
+    assert "NOT_READY" not in seen[1:] and seen[-1] == "EOS"
+
+
+def test_page_size_is_bounded_by_fetch_max_rows(client: httpx.Client, session: str) -> None:
+    bodies = run(client, session, "SELECT id FROM range(2500)")
+    assert max(len(b["results"]["data"]) for b in bodies if "results" in b) <= 1000
+    assert [r[0] for r in rows(bodies)] == list(range(2500))
+
+
+def test_arrow_pages_read_back_with_pyarrow(client: httpx.Client, session: str) -> None:
+    op = submit(client, session, "SELECT id, CAST(id AS STRING) AS s FROM range(1500)")
+    uri: str | None = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=ARROW"
+    tables = []
+    while uri:
+        response = client.get(uri)
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/vnd.apache.arrow.stream"
+        kind = response.headers["x-sparkgate-result-type"]
+        uri = response.headers.get("x-sparkgate-next-result-uri")
+        if kind == "NOT_READY":
+            continue
+        assert response.headers["x-sparkgate-is-query-result"] == "true"
+        assert response.headers["x-sparkgate-result-kind"] == "SUCCESS_WITH_CONTENT"
+        assert "x-sparkgate-job-id" in response.headers
+        columns = json.loads(response.headers["x-sparkgate-columns"])
+        assert [c["name"] for c in columns] == ["id", "s"]
+        table = pa.ipc.open_stream(response.content).read_all()
+        assert json.loads(table.schema.metadata[COLUMNS_METADATA_KEY]) == columns
+        assert table.column_names == ["id", "s"]
+        tables.append(table)
+        if kind == "EOS":
+            assert uri is None
+        else:
+            assert uri is not None and uri.endswith("?rowFormat=ARROW")
+    data = pa.concat_tables([t for t in tables if t.num_rows], promote_options="default")
+    assert data.column("id").to_pylist() == list(range(1500))
+    assert data.column("s").to_pylist()[:2] == ["0", "1"]
+
+
+def first_non_waiting(client: httpx.Client, uri: str) -> httpx.Response:
+    """Fetch token 0 until it is no longer NOT_READY."""
+    deadline = time.monotonic() + 120
+    while True:
+        response = client.get(uri)
+        if response.status_code != 200 or response.json()["resultType"] != "NOT_READY":
+            return response
+        assert time.monotonic() < deadline
+
+
+def test_failed_statement_is_500_with_cause_chain(client: httpx.Client, session: str) -> None:
+    op = submit(client, session, "SELECT * FROM no_such_table_rest")
+    uri = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
+    response = first_non_waiting(client, uri)
+    assert response.status_code == 500
+    errors = response.json()["errors"]
+    assert errors[0] == "Internal server error."
+    chain = errors[1]
+    assert chain.startswith(f"{FLINK_GATEWAY_EXCEPTION}: Failed to fetchResults.\nCaused by: ")
+    root = chain[chain.rindex("Caused by: ") + len("Caused by: ") :]
+    assert "AnalysisException" in root and "no_such_table_rest" in root
+    assert client.get(f"/v4/sessions/{session}/operations/{op}/status").json() == {
+        "status": "ERROR"
+    }
+
+
+def test_gateway_parse_error_on_fetch_is_a_failed_statement(
+    client: httpx.Client, session: str
+) -> None:
+    op = submit(client, session, "SELECT 'unterminated")
+    uri = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
+    response = first_non_waiting(client, uri)
+    assert response.status_code == 500
+    assert response.json()["errors"][1].rsplit("Caused by: ", 1)[1].startswith("SqlParseError: ")
+
+
+def test_execution_config_and_timeout(client: httpx.Client, session: str) -> None:
+    response = client.post(
+        f"/v4/sessions/{session}/statements",
+        json={
+            "statement": "SELECT current_timezone()",
+            "executionTimeout": 60000,
+            "executionConfig": {"spark.sql.session.timeZone": "America/Lima"},
+        },
+    )
+    op = response.json()["operationHandle"]
+    bodies = walk(client, f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON")
+    assert rows(bodies) == [["America/Lima"]]
