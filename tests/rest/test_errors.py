@@ -91,7 +91,6 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
         404,
         "does not exist",
     ),
-    ("GET", "/v4/sessions/{s}/operations/{o}/result/0", {}, 400, "'rowFormat' is required"),
     ("GET", "/v4/sessions/{s}/operations/{o}/result/0?rowFormat=CSV", {}, 400, "Invalid rowFormat"),
     ("GET", "/v4/sessions/{s}/operations/{o}/result/7?rowFormat=JSON", {}, 400, "token"),
     ("GET", "/v4/sessions/{s}/operations/{o}/result/x?rowFormat=JSON", {}, 400, "token"),

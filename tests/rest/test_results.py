@@ -213,3 +213,11 @@ def test_execution_config_and_timeout(client: httpx.Client, session: str) -> Non
     op = response.json()["operationHandle"]
     bodies = walk(client, f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON")
     assert rows(bodies) == [["America/Lima"]]
+
+
+def test_missing_row_format_falls_back_to_json(client: httpx.Client, session: str) -> None:
+    # Flink's handler defaults to JSON; py-flink-sql-gateway fetches later pages without it.
+    op = submit(client, session, "SELECT 7 AS seven")
+    bodies = walk(client, f"/v4/sessions/{session}/operations/{op}/result/0")
+    assert rows(bodies) == [[7]]
+    assert all(b["results"]["rowFormat"] == "JSON" for b in bodies if "results" in b)

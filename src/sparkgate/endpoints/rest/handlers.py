@@ -190,7 +190,9 @@ def _row_format(call: Call) -> RowFormat:
     raw = call.request.query_params.get("rowFormat")
     choices = ", ".join(f.value for f in RowFormat)
     if raw is None:
-        raise RestError(400, f"Query parameter 'rowFormat' is required ({choices}).")
+        # The snapshots call it mandatory, but Flink's handler falls back to JSON
+        # (HandlerRequestUtils.getQueryParameter) and clients rely on it.
+        return RowFormat.JSON
     try:
         return RowFormat(raw.upper())
     except ValueError:
