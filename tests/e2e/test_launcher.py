@@ -9,6 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+
+from .conftest import free_port
+
 SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
 ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
 
@@ -22,9 +26,16 @@ def options(data_dir: Path) -> list[str]:
     ]
 
 
-def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
+def test_start_foreground_serves_rest_until_sigterm(tmp_path: Path) -> None:
+    port = free_port()
     proc = subprocess.Popen(
-        [*SPARKGATE, "gateway", "start-foreground", *options(tmp_path)],
+        [
+            *SPARKGATE,
+            "gateway",
+            "start-foreground",
+            *options(tmp_path)[:-1],
+            f"-Dsql-gateway.endpoint.rest.port={port}",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -42,6 +53,16 @@ def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "".join(lines)
         else:
             raise AssertionError("gateway exited early:\n" + "".join(lines))
+        assert f"http://127.0.0.1:{port}" in lines[-1]
+        base = f"http://127.0.0.1:{port}/v4"
+        session = httpx.post(f"{base}/sessions", json={}).json()["sessionHandle"]
+        op = httpx.post(
+            f"{base}/sessions/{session}/statements",
+            json={"statement": "SELECT max(hash(id)) FROM range(0, 5000000000000, 1, 2)"},
+        ).json()["operationHandle"]
+        status = httpx.get(f"{base}/sessions/{session}/operations/{op}/status").json()
+        assert status["status"] in ("PENDING", "RUNNING", "FINISHED")
+        # SIGTERM with a query running: endpoints stop, the query is cancelled, Spark stops.
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=60)
     finally:
@@ -49,6 +70,7 @@ def test_start_foreground_serves_until_sigterm(tmp_path: Path) -> None:
             proc.kill()
     output = "".join(lines) + rest
     assert proc.returncode == 0, output
+    assert "cancelled" in output.lower() or "canceled" in output.lower(), output
     assert "Gateway service stopped" in output
     assert "log4j" not in output.lower(), "Spark's console noise leaked into the terminal"
     assert (tmp_path / "log" / "sparkgate.log").exists()

@@ -36,7 +36,7 @@ from sparkgate.service.catalog import (
     system_function_names,
     table_column_names,
 )
-from sparkgate.service.statements.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from sparkgate.api.errors import OperationNotFoundError
 from sparkgate.api.handles import OperationHandle
@@ -55,8 +56,9 @@ class OperationManager:
             raise OperationNotFoundError(f"Operation {handle} does not exist or is closed.")
         operation.close()
 
-    def close_all(self) -> None:
-        """Cancel and close every operation; no new ones are accepted."""
+    def close_all(self, wait: float = 10.0) -> None:
+        """Cancel and close every operation, then give their workers ``wait``
+        seconds to let go of Spark; no new operations are accepted."""
         with self._lock:
             self._closed = True
             operations = list(self._operations.values())
@@ -66,6 +68,10 @@ class OperationManager:
                 operation.close()
             except Exception:
                 log.warning("Could not close operation %s", operation.handle, exc_info=True)
+        deadline = time.monotonic() + wait
+        for operation in operations:
+            if not operation.wait_done(max(deadline - time.monotonic(), 0.0)):
+                log.warning("Operation %s is still stopping", operation.handle)
 
     def __len__(self) -> int:
         with self._lock:

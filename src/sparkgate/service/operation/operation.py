@@ -227,6 +227,7 @@ class Operation:
             active = self._status in _ACTIVE or self._producing
         self._transition(_S.CLOSED)
         if active:
+            log.info("Operation %s closed while running; its Spark work is cancelled", self.handle)
             self._stop_work()
         elif self._fetcher is not None:
             self._fetcher.buffer.close()

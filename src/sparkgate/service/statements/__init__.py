@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sparkgate.service.statements.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 from sparkgate.service.statements.parser import (
     ParsedStatement,
     StatementKind,
     parse_statement,
 )
-from sparkgate.service.statements.splitter import (
+from sparkgate.sql.splitter import (
     is_complete,
     split_statements,
     strip_trailing_semicolon,

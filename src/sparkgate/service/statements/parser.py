@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.service.statements.lexer import (
+from sparkgate.sql.lexer import (
     Token,
     TokenKind,
     ensure_terminated,
@@ -23,7 +23,7 @@ from sparkgate.service.statements.lexer import (
     tokenize,
     unquote,
 )
-from sparkgate.service.statements.splitter import group_statements, split_statements
+from sparkgate.sql.splitter import group_statements, split_statements
 
 __all__ = ["ParsedStatement", "StatementKind", "parse_statement"]
 
