@@ -133,3 +133,18 @@ def test_bind_socket_closes_on_failure() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(EndpointError):
             bind_socket("127.0.0.1", (port, port))
+
+
+def test_listening_socket_is_tcp_so_connections_get_nodelay() -> None:
+    # asyncio turns TCP_NODELAY on for accepted connections only when the
+    # listening socket says IPPROTO_TCP; otherwise keep-alive responses stall on
+    # the client's delayed ACK.
+    import socket
+
+    from sparkgate.endpoints.rest.server import bind_socket
+
+    sock = bind_socket("127.0.0.1", (0, 0))
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

@@ -34,7 +34,10 @@ def bind_socket(host: str, ports: tuple[int, int]) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     last_error: OSError | None = None
     for port in range(ports[0], ports[1] + 1):
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections
+        # only when the listening socket says TCP. Without it every keep-alive
+        # response waits ~40 ms for the client's delayed ACK (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
