@@ -29,6 +29,8 @@ help:
 	@echo "make lint       ruff check src tests"
 	@echo "make layers     import-linter layer contracts"
 	@echo "make typecheck  mypy --strict on src/"
+	@echo "make bench      benchmark suite, about 15 min (ARGS=--quick: about 3 min; see BENCHMARKS.md)"
+	@echo "make bench-quick  the benchmark's quick mode (same as make bench ARGS=--quick)"
 	@echo "make clean      remove build artefacts and caches (keeps $(VENV) and data)"
 	@echo "make distclean  clean, and remove $(VENV)"
 
@@ -84,6 +86,23 @@ test: $(DEV_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest --timeout=300 $(PYTEST_ARGS)
+
+# Benchmark-only client packages (PyHive, thrift, psutil) go into the same venv.
+BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp
+
+.PHONY: bench bench-quick
+
+$(BENCH_STAMP): bench/requirements.txt $(RUN_STAMP)
+	@echo "Installing the benchmark's client packages into $(VENV)"
+	@$(PIP) install -r bench/requirements.txt
+	@touch $@
+
+# Writes bench/results/latest.json and the results section of BENCHMARKS.md.
+bench: $(BENCH_STAMP) check-java
+	$(BIN)/python -m bench $(ARGS)
+
+bench-quick: $(BENCH_STAMP) check-java
+	$(BIN)/python -m bench --quick $(ARGS)
 
 # Never touches the data directory (sql-gateway.data-dir, ~/.sparkgate by default).
 clean:

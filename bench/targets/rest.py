@@ -1,0 +1,262 @@
+"""sparkgate over REST (Flink SQL Gateway protocol, v4), with a plain HTTP client.
+
+The client is the standard library's ``http.client`` on keep-alive
+connections (one per session, pooled), so what is measured is the gateway,
+not a client library. Every statement is a full round trip:
+``POST /v4/sessions/:h/statements``, ``GET .../result/:token`` following
+``nextResultUri`` to end of stream (re-asking after a short, growing pause on
+``NOT_READY``), then ``DELETE .../operations/:o/close``.
+
+Modes: ``json`` parses every response body completely with orjson;
+``arrow`` asks for ``rowFormat=ARROW`` and reads the Arrow IPC stream, then
+passes over every column. The ARROW body is accepted in either shape an
+endpoint may choose: the response *is* an IPC stream
+(``Content-Type: application/vnd.apache.arrow.stream``, the next URI in a
+``*Next-Result-Uri`` header or ``Link: <...>; rel="next"``), or a JSON fetch
+body whose ``results.data`` is base64 of an IPC stream (or a list of them).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import logging
+import queue
+import re
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import pyarrow as pa
+
+from bench.servers import HOST, ManagedProcess, free_port, http_responds, start_rest_gateway
+from bench.servers import rest_endpoint_missing as _rest_missing
+from bench.targets.base import BenchError, Session, Target, touch_arrow
+
+__all__ = ["RestClient", "RestTarget"]
+
+log = logging.getLogger(__name__)
+
+API = "/v4"
+_RETRYABLE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+_LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+
+
+class RestClient:
+    """One keep-alive HTTP connection; JSON in, raw bytes out."""
+
+    def __init__(self, port: int, timeout: float) -> None:
+        self._port = port
+        self._timeout = timeout
+        self._conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> tuple[int, http.client.HTTPMessage, bytes]:
+        payload = orjson.dumps(body) if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        for attempt in (1, 2):
+            try:
+                self._conn.request(method, path, body=payload, headers=headers)
+                response = self._conn.getresponse()
+                return response.status, response.headers, response.read()
+            except _RETRYABLE:
+                # The server closed an idle keep-alive connection: one retry on a new one.
+                self._conn.close()
+                self._conn = http.client.HTTPConnection(HOST, self._port, timeout=self._timeout)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def json(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        status, _headers, raw = self.request(method, path, body)
+        if status >= 400:
+            raise BenchError(f"{method} {path} -> HTTP {status}: {_excerpt(raw)}")
+        return orjson.loads(raw) if raw else {}
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _excerpt(raw: bytes, limit: int = 600) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _path_of(uri: str) -> str:
+    parts = urlsplit(uri)
+    path = parts.path if parts.path.startswith("/") else "/" + parts.path
+    return path + (f"?{parts.query}" if parts.query else "")
+
+
+class _RestSession:
+    def __init__(self, target: RestTarget, client: RestClient, mode: str) -> None:
+        self._target = target
+        self._client = client
+        self._mode = mode
+        self._row_format = "ARROW" if mode == "arrow" else "JSON"
+        answer = client.json("POST", f"{API}/sessions", {"sessionName": "bench", "properties": {}})
+        self.handle = str(answer["sessionHandle"])
+
+    def execute(self, sql: str) -> int:
+        timeout = self._target.settings.statement_timeout_s
+        deadline = time.monotonic() + timeout
+        base = f"{API}/sessions/{self.handle}"
+        answer = self._client.json("POST", f"{base}/statements", {"statement": sql})
+        operation = str(answer["operationHandle"])
+        try:
+            uri = f"{base}/operations/{operation}/result/0?rowFormat={self._row_format}"
+            return self._fetch_all(uri, deadline)
+        finally:
+            self._client.json("DELETE", f"{base}/operations/{operation}/close")
+
+    def _fetch_all(self, uri: str, deadline: float) -> int:
+        rows = 0
+        pause = 0.0005
+        while True:
+            if time.monotonic() > deadline:
+                raise BenchError(f"no end of stream before the timeout ({uri})")
+            status, headers, raw = self._client.request("GET", uri)
+            if status >= 400:
+                raise BenchError(f"GET {uri} -> HTTP {status}: {_excerpt(raw)}")
+            content_type = headers.get("Content-Type", "")
+            if "arrow" in content_type:
+                count, result_type, next_uri = self._arrow_response(headers, raw, uri)
+            else:
+                count, result_type, next_uri = self._json_response(raw)
+            if result_type == "NOT_READY":
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+                continue
+            pause = 0.0005
+            rows += count
+            if result_type == "EOS" or not next_uri:
+                return rows
+            uri = _path_of(next_uri)
+
+    def _json_response(self, raw: bytes) -> tuple[int, str, str | None]:
+        body = orjson.loads(raw)
+        result_type = str(body.get("resultType", ""))
+        data = (body.get("results") or {}).get("data") or []
+        if isinstance(data, str) or (data and isinstance(data[0], str)):
+            # ARROW carried inside the JSON body as base64.
+            count = sum(_read_ipc(base64.b64decode(item)) for item in _as_list(data))
+        else:
+            count = len(data)
+        return count, result_type, body.get("nextResultUri")
+
+    def _arrow_response(
+        self, headers: http.client.HTTPMessage, raw: bytes, uri: str
+    ) -> tuple[int, str, str | None]:
+        next_uri = None
+        result_type = ""
+        for name, value in headers.items():
+            lowered = name.lower()
+            if lowered.endswith("next-result-uri"):
+                next_uri = value or None
+            elif lowered.endswith("result-type"):
+                result_type = value.upper()
+            elif lowered == "link":
+                match = _LINK_NEXT.search(value)
+                if match:
+                    next_uri = match.group(1)
+        count = _read_ipc(raw) if raw else 0
+        if not result_type and not raw:
+            result_type = "EOS"
+        if next_uri is None and result_type not in ("EOS", "NOT_READY") and raw:
+            # No next link: assume Flink's token rule, token N+1 follows token N.
+            match = re.search(r"/result/(\d+)", uri)
+            if match:
+                token = int(match.group(1)) + 1
+                next_uri = uri[: match.start(1)] + str(token) + uri[match.end(1) :]
+        return count, result_type or "PAYLOAD", next_uri
+
+    def close(self) -> None:
+        try:
+            self._client.json("DELETE", f"{API}/sessions/{self.handle}")
+        finally:
+            self._target.release(self._client)
+
+
+def _as_list(data: Any) -> list[str]:
+    return [data] if isinstance(data, str) else list(data)
+
+
+def _read_ipc(raw: bytes) -> int:
+    with pa.ipc.open_stream(pa.py_buffer(raw)) as reader:
+        table = reader.read_all()
+    touch_arrow(table)
+    return int(table.num_rows)
+
+
+class RestTarget(Target):
+    name = "rest"
+    label = "sparkgate REST"
+    modes = ("json", "arrow")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.port = 0
+        self._process: ManagedProcess | None = None
+        self._launched_at = 0.0
+        self._pool: queue.SimpleQueue[RestClient] = queue.SimpleQueue()
+        self.extra_options: dict[str, str] = {}
+
+    def unavailable(self) -> str | None:
+        return _rest_missing()
+
+    def launch(self) -> None:
+        self.port = free_port()
+        self._launched_at = time.monotonic()
+        self._process = start_rest_gateway(
+            self.work_dir, self.settings.spark, self.port, extra_options=self.extra_options
+        )
+
+    def wait_ready(self) -> None:
+        if self._process is None:
+            raise RuntimeError("the gateway was not launched")
+        port = self.port
+        self._process.wait_ready(lambda: http_responds(port), self.settings.startup_timeout_s)
+        session = self.open_session()
+        try:
+            if session.execute("SELECT 1") != 1:
+                raise BenchError("SELECT 1 over REST did not return one row")
+        finally:
+            session.close()
+        self.startup_s = time.monotonic() - self._launched_at
+
+    def stop(self) -> None:
+        while True:
+            try:
+                client = self._pool.get_nowait()
+            except queue.Empty:
+                break
+            with contextlib.suppress(Exception):
+                client.close()
+        if self._process is not None:
+            self._process.stop()
+
+    def acquire(self) -> RestClient:
+        try:
+            return self._pool.get_nowait()
+        except queue.Empty:
+            return RestClient(self.port, self.settings.statement_timeout_s)
+
+    def release(self, client: RestClient) -> None:
+        self._pool.put(client)
+
+    def open_session(self, mode: str | None = None) -> Session:
+        client = self.acquire()
+        try:
+            return _RestSession(self, client, mode or self.modes[0])
+        except BaseException:
+            self.release(client)
+            raise
+
+    def server_pids(self) -> list[int]:
+        return [self._process.pid] if self._process is not None else []
+
+    def log_tail(self) -> str:
+        return self._process.tail() if self._process is not None else ""

@@ -1,0 +1,450 @@
+"""The workloads, each run on every started target in the same run.
+
+Latency and fetch workloads interleave the targets repetition by repetition
+(A, B, C, A, B, C, ...), so a noisy moment of the shared machine hits all of
+them alike and the ratios are pair-wise comparable. Warm-up runs come first
+and are not counted. Each target gets a time budget per workload: after it
+is spent no more repeats start (there is always at least one), so a slow
+target gets fewer repeats rather than a longer run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.memory import MIB, PeakSampler, process_rss, tree_rss
+from bench.settings import BenchSettings
+from bench.stats import summarise
+from bench.targets.base import BenchError, Session, Target
+
+__all__ = ["ORDER", "WORKLOADS", "Context", "fetch_query"]
+
+log = logging.getLogger(__name__)
+
+Result = dict[str, Any]
+
+
+def fetch_query(rows: int) -> str:
+    """Five typed columns: bigint, double, string, timestamp, decimal."""
+    return (
+        "SELECT id, id * 1.5D AS d, concat('s', id) AS s, timestamp_seconds(id) AS ts, "
+        f"CAST(id AS DECIMAL(18,2)) AS dec FROM range({rows})"
+    )
+
+
+def short_query(i: int) -> str:
+    """A short statement: planned and run by Spark, one row back, no job to schedule."""
+    return f"SELECT {i} AS q, 'sparkgate' AS s, {i} * 2 AS twice"
+
+
+SET_STATEMENT_KEY = "spark.sql.shuffle.partitions"
+
+
+@dataclass
+class Context:
+    settings: BenchSettings
+    targets: list[Target]
+    results: dict[str, dict[str, Result]] = field(default_factory=dict)
+
+    def server_roots(self) -> list[int]:
+        return [pid for t in self.targets if t.name != "inprocess" for pid in t.server_pids()]
+
+    def rss(self, target: Target) -> int:
+        roots = target.server_pids()
+        exclude = self.server_roots() if target.name == "inprocess" else []
+        return tree_rss(roots, exclude)
+
+    def sampler(self, target: Target) -> PeakSampler:
+        exclude = self.server_roots() if target.name == "inprocess" else []
+        return PeakSampler(target.server_pids(), exclude)
+
+
+@dataclass
+class _Unit:
+    """One measured thing: a target (in one mode) running one action repeatedly."""
+
+    key: str
+    target: Target
+    run: Callable[[], None]
+    teardown: Callable[[], None] = lambda: None
+    prepare: Callable[[], None] = lambda: None
+    timings: list[float] = field(default_factory=list)
+    spent: float = 0.0
+    error: str | None = None
+    done: bool = False
+
+
+def _interleaved(units: list[_Unit], warmup: int, repeats: int, budget: float) -> None:
+    """Prepare and warm up every unit, then time ``repeats`` rounds, one run of each
+    unit per round."""
+    for unit in units:
+        try:
+            unit.prepare()
+        except Exception as exc:
+            _fail(unit, exc)
+            continue
+        for _ in range(warmup):
+            try:
+                unit.run()
+            except Exception as exc:
+                _fail(unit, exc)
+                break
+    for _round in range(repeats):
+        live = [u for u in units if not u.done]
+        if not live:
+            break
+        for unit in live:
+            # Start no repeat that would end past the budget (estimated by the mean).
+            if unit.timings and unit.spent * (1 + 1 / len(unit.timings)) > budget:
+                unit.done = True
+                continue
+            start = time.perf_counter()
+            try:
+                unit.run()
+            except Exception as exc:
+                _fail(unit, exc)
+                continue
+            elapsed = time.perf_counter() - start
+            unit.timings.append(elapsed)
+            unit.spent += elapsed
+    for unit in units:
+        with contextlib.suppress(Exception):
+            unit.teardown()
+
+
+def _fail(unit: _Unit, exc: Exception) -> None:
+    unit.error = f"{type(exc).__name__}: {exc}"
+    unit.done = True
+    log.error("%s failed: %s", unit.key, unit.error)
+    log.debug("%s failure", unit.key, exc_info=True)
+
+
+def _session_unit(key: str, target: Target, mode: str, action: Callable[[Session], None]) -> _Unit:
+    """A unit that opens one session up front and runs ``action`` on it each time."""
+    holder: dict[str, Session] = {}
+
+    def prepare() -> None:
+        holder["session"] = target.open_session(mode)
+
+    def run() -> None:
+        action(holder["session"])
+
+    def teardown() -> None:
+        if "session" in holder:
+            holder.pop("session").close()
+
+    return _Unit(key, target, run, teardown, prepare)
+
+
+def _expect_rows(expected: int) -> Callable[[Session, str], None]:
+    def check(session: Session, sql: str) -> None:
+        got = session.execute(sql)
+        if got != expected:
+            raise BenchError(f"expected {expected} rows, got {got}")
+
+    return check
+
+
+# --------------------------------------------------------------------------- latency
+
+
+def run_session(ctx: Context) -> Result:
+    """Open + close one session (in-process: ``newSession()``); open timed apart too."""
+    opens: dict[str, list[float]] = {}
+
+    def unit(target: Target) -> _Unit:
+        times = opens.setdefault(target.name, [])
+
+        def run() -> None:
+            start = time.perf_counter()
+            session = target.open_session()
+            times.append(time.perf_counter() - start)
+            session.close()
+
+        return _Unit(target.name, target, run)
+
+    units = [unit(t) for t in ctx.targets]
+    s = ctx.settings
+    _interleaved(units, s.warmup, s.session_repeats, s.latency_budget_s)
+    result = _latency_results(units)
+    for name, times in opens.items():
+        # Drop the warm-up runs, which were recorded too.
+        counted = times[len(times) - result[name]["n"]:] if result[name]["n"] else []
+        result[name]["open_ms"] = summarise(counted, "ms")
+    return result
+
+
+def _statement_workload(ctx: Context, sql: str, expected: int | None, repeats: int) -> Result:
+    check = _expect_rows(expected) if expected is not None else None
+
+    def action(session: Session) -> None:
+        if check is not None:
+            check(session, sql)
+        else:
+            session.execute(sql)
+
+    units = [_session_unit(t.name, t, t.modes[0], action) for t in ctx.targets]
+    s = ctx.settings
+    _interleaved(units, s.warmup, repeats, s.latency_budget_s)
+    result = _latency_results(units)
+    result["_statement"] = sql
+    return result
+
+
+def run_select1(ctx: Context) -> Result:
+    """``SELECT 1``: execute, fetch to end of stream, close the operation."""
+    return _statement_workload(ctx, "SELECT 1", 1, ctx.settings.select1_repeats)
+
+
+def run_set(ctx: Context) -> Result:
+    """A trivial ``SET key=value`` (the value it already has)."""
+    sql = f"SET {SET_STATEMENT_KEY}={ctx.settings.spark.shuffle_partitions}"
+    return _statement_workload(ctx, sql, None, ctx.settings.set_repeats)
+
+
+def _latency_results(units: list[_Unit]) -> Result:
+    result: Result = {}
+    for unit in units:
+        entry: Result = {"target": unit.target.name, **summarise(unit.timings, "ms")}
+        if unit.error:
+            entry["error"] = unit.error
+        result[unit.key] = entry
+    return result
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def _fetch_workload(
+    ctx: Context, rows: int, repeats: int, budget: float, *, large: bool
+) -> Result:
+    """``large``: sample peak RSS, and leave out in-process ``collect()``, which is
+    about ten times slower per row than Arrow (it runs on the small result only)."""
+    peak = large
+    sql = fetch_query(rows)
+    warmup_sql = fetch_query(min(rows, 10_000))
+    units: list[_Unit] = []
+    peaks: dict[str, int] = {}
+    root_peaks: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+
+    for target in ctx.targets:
+        for mode in target.modes:
+            if large and target.name == "inprocess" and mode == "rows":
+                continue
+            key = target.variant(mode)
+            holder: dict[str, Session] = {}
+
+            def prepare(target: Target = target, mode: str = mode,
+                        holder: dict[str, Session] = holder) -> None:
+                holder["session"] = target.open_session(mode)
+                # Warm this query shape up (code generation, first pages) on a small range.
+                holder["session"].execute(warmup_sql)
+
+            def run(key: str = key, holder: dict[str, Session] = holder,
+                    target: Target = target) -> None:
+                session = holder["session"]
+                sampler = ctx.sampler(target) if peak else contextlib.nullcontext()
+                with sampler:
+                    got = session.execute(sql)
+                if isinstance(sampler, PeakSampler):
+                    peaks[key] = max(peaks.get(key, 0), sampler.peak)
+                    root_peaks[key] = max(root_peaks.get(key, 0), sampler.root_peak)
+                nbytes = getattr(session, "last_nbytes", 0)
+                if nbytes:
+                    sizes[key] = nbytes
+                if got != rows:
+                    raise BenchError(f"expected {rows} rows, got {got}")
+
+            def teardown(holder: dict[str, Session] = holder) -> None:
+                if "session" in holder:
+                    holder.pop("session").close()
+
+            units.append(_Unit(key, target, run, teardown, prepare))
+
+    # The warm-up is one run of the same shape on 10,000 rows (above): a warm-up
+    # at full size would double the cost of the largest workload.
+    _interleaved(units, 0, repeats, budget)
+    result: Result = {"_rows": rows, "_statement": sql}
+    for unit in units:
+        entry: Result = {"target": unit.target.name, **summarise(unit.timings, "s")}
+        if unit.timings:
+            entry["rows_per_s"] = round(rows / entry["median"])
+            entry["rows_per_s_best"] = round(rows / entry["min"])
+        if unit.key in peaks:
+            entry["peak_rss_mib"] = round(peaks[unit.key] / MIB, 1)
+            entry["peak_root_rss_mib"] = round(root_peaks.get(unit.key, 0) / MIB, 1)
+        if unit.key in sizes:
+            entry["arrow_nbytes"] = sizes[unit.key]
+        if unit.error:
+            entry["error"] = unit.error
+        result[unit.key] = entry
+    return result
+
+
+def run_fetch_small(ctx: Context) -> Result:
+    s = ctx.settings
+    return _fetch_workload(ctx, s.fetch_small_rows, s.fetch_small_repeats,
+                           s.fetch_small_budget_s, large=False)
+
+
+def run_fetch_large(ctx: Context) -> Result:
+    s = ctx.settings
+    return _fetch_workload(ctx, s.fetch_large_rows, s.fetch_large_repeats,
+                           s.fetch_large_budget_s, large=True)
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def _concurrency_on(ctx: Context, target: Target) -> Result:
+    s = ctx.settings
+    n_sessions, n_queries = s.concurrent_sessions, s.queries_per_session
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(n_sessions + 1)
+
+    def worker(index: int) -> None:
+        session: Session | None = None
+        try:
+            session = target.open_session()
+        except Exception as exc:
+            with lock:
+                errors.append(f"open: {type(exc).__name__}: {exc}")
+        try:
+            barrier.wait(timeout=s.startup_timeout_s)
+        except threading.BrokenBarrierError:
+            return
+        if session is None:
+            return
+        try:
+            for q in range(n_queries):
+                start = time.perf_counter()
+                try:
+                    got = session.execute(short_query(index * n_queries + q))
+                    if got != 1:
+                        raise BenchError(f"expected 1 row, got {got}")
+                except Exception as exc:
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                with lock:
+                    latencies.append(time.perf_counter() - start)
+        finally:
+            with contextlib.suppress(Exception):
+                session.close()
+
+    threads = [
+        threading.Thread(target=worker, args=(i,), name=f"bench-{target.name}-{i}", daemon=True)
+        for i in range(n_sessions)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        barrier.wait(timeout=s.startup_timeout_s)
+    except threading.BrokenBarrierError:
+        barrier.abort()
+        return {"target": target.name, "error": "sessions could not be opened in time"}
+    start = time.perf_counter()
+    deadline = start + s.statement_timeout_s
+    for thread in threads:
+        thread.join(timeout=max(0.1, deadline - time.perf_counter()))
+    wall = time.perf_counter() - start
+    hung = sum(t.is_alive() for t in threads)
+    with lock:
+        done = len(latencies)
+        all_errors = list(errors)
+        lat = list(latencies)
+    entry: Result = {
+        "target": target.name,
+        "sessions": n_sessions,
+        "queries_per_session": n_queries,
+        "statement": short_query(0),
+        "queries_ok": done,
+        "errors": len(all_errors) + hung * n_queries,
+        "wall_s": round(wall, 3),
+        "queries_per_s": round(done / wall, 2) if wall > 0 else 0.0,
+        "latency_ms": summarise(lat, "ms"),
+    }
+    if all_errors:
+        entry["first_error"] = all_errors[0][:500]
+    if hung:
+        entry["hung_sessions"] = hung
+    return entry
+
+
+def run_concurrency(ctx: Context) -> Result:
+    result: Result = {}
+    for target in ctx.targets:
+        # A short warm-up of the query shape on this target.
+        with contextlib.suppress(Exception):
+            session = target.open_session()
+            try:
+                session.execute(short_query(-1))
+            finally:
+                session.close()
+        log.info("concurrency: %s", target.label)
+        try:
+            result[target.name] = _concurrency_on(ctx, target)
+        except Exception as exc:
+            result[target.name] = {"target": target.name, "error": f"{type(exc).__name__}: {exc}"}
+    return result
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def run_memory(ctx: Context) -> Result:
+    """RSS of each server's process tree idle, with many idle sessions, after closing them."""
+    s = ctx.settings
+    result: Result = {}
+    for target in ctx.targets:
+        entry: Result = {"target": target.name, "idle_mib": round(ctx.rss(target) / MIB, 1)}
+        pids = target.server_pids()
+        if pids:
+            # The root process alone: for the gateway its Python process, without the JVM.
+            entry["idle_root_mib"] = round(process_rss(pids[0]) / MIB, 1)
+        sessions: list[Session] = []
+        start = time.monotonic()
+        try:
+            while len(sessions) < s.idle_sessions:
+                if time.monotonic() - start > s.idle_sessions_budget_s:
+                    break
+                sessions.append(target.open_session())
+            entry["idle_sessions"] = len(sessions)
+            entry["open_s"] = round(time.monotonic() - start, 3)
+            entry["with_sessions_mib"] = round(ctx.rss(target) / MIB, 1)
+            if sessions:
+                per = (entry["with_sessions_mib"] - entry["idle_mib"]) * 1024 / len(sessions)
+                entry["kib_per_session"] = round(per, 1)
+        except Exception as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            log.error("memory on %s failed: %s", target.label, entry["error"])
+        finally:
+            for session in sessions:
+                with contextlib.suppress(Exception):
+                    session.close()
+        entry["after_close_mib"] = round(ctx.rss(target) / MIB, 1)
+        result[target.name] = entry
+    return result
+
+
+WORKLOADS: dict[str, Callable[[Context], Result]] = {
+    "memory": run_memory,
+    "session": run_session,
+    "select1": run_select1,
+    "set": run_set,
+    "concurrency": run_concurrency,
+    "fetch_small": run_fetch_small,
+    "fetch_large": run_fetch_large,
+}
+
+#: Run order: memory while the servers are still idle, the big fetch last.
+ORDER: tuple[str, ...] = tuple(WORKLOADS)
