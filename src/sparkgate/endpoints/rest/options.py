@@ -105,10 +105,10 @@ BIND_PORT: ConfigOption[tuple[int, int] | None] = ConfigOption(
 )
 FETCH_TIMEOUT = duration_option(
     "fetch-timeout",
-    timedelta(seconds=1),
+    timedelta(seconds=3),
     "How long a result fetch waits for data before it answers (long poll). A first "
     "fetch answers NOT_READY only after waiting this long; a later fetch answers an "
-    "empty page.",
+    "empty page. Keep it below clients' read timeouts (httpx: 5 s).",
     min_value=timedelta(0),
 )
 MAX_BODY_SIZE = memory_option(
@@ -143,7 +143,7 @@ class RestSettings:
     port: int = 8083
     bind_address: str = "127.0.0.1"
     bind_ports: tuple[int, int] = (8083, 8083)
-    fetch_timeout: float = 1.0
+    fetch_timeout: float = 3.0
     max_body_size: int = 10 * 1024 * 1024
     fetch_max_rows: int = 10000
 
