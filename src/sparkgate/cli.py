@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sparkgate.api.errors import GatewayError
+from sparkgate.api.errors import ConfigurationError, GatewayError
 from sparkgate.server.config import default_conf_dir, parse_dynamic_options
 
 __all__ = ["main"]
@@ -49,7 +49,99 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
     )
+    _add_sql_parser(commands)
     return parser
+
+
+def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sql = commands.add_parser(
+        "sql",
+        help="the SQL client: embedded (default) or on a running gateway",
+        description=(
+            "Run SQL interactively, from a script (-f) or after init statements (-i). "
+            "'embedded' (the default) runs the gateway service and Spark in this process; "
+            "'gateway -e HOST:PORT' talks to a running sparkgate or Flink SQL Gateway over REST."
+        ),
+    )
+    sql.add_argument(
+        "mode", nargs="?", choices=["embedded", "gateway"], default="embedded", metavar="MODE"
+    )
+    sql.add_argument(
+        "-e",
+        "--endpoint",
+        metavar="HOST:PORT",
+        help="the gateway's REST address (gateway mode)",
+    )
+    sql.add_argument("-f", "--file", type=Path, help="run this SQL script and exit")
+    sql.add_argument(
+        "-i", "--init", type=Path, help="run these initialization statements first"
+    )
+    sql.add_argument(
+        "-D",
+        dest="dynamic",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a session property (repeatable); in embedded mode also a gateway option",
+    )
+    sql.add_argument(
+        "-j", "--jar", dest="jars", action="append", default=[], help="add a jar to the session"
+    )
+    sql.add_argument("--history", type=Path, help="history file (default: <data-dir>/sql-history)")
+    sql.add_argument(
+        "--conf-dir",
+        type=Path,
+        default=None,
+        help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
+    )
+
+
+def _endpoint(text: str | None) -> tuple[str, int]:
+    if not text:
+        raise ConfigurationError("Gateway mode needs the gateway's address: -e HOST:PORT")
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigurationError(f"Invalid gateway address {text!r}; expected HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from sparkgate.client import EmbeddedExecutor, RestExecutor, Terminal, run_client
+    from sparkgate.client.executor import Executor
+    from sparkgate.server import embedded
+
+    dynamic = parse_dynamic_options(args.dynamic)
+    conf_dir = args.conf_dir or default_conf_dir()
+    config = embedded.load_client_configuration(conf_dir, dynamic)
+    embedded.configure_client_logging(config)
+    history = args.history or embedded.data_dir(config) / "sql-history"
+    terminal = Terminal()
+    jars = [str(Path(jar).expanduser().resolve()) for jar in args.jars]
+    executor: Executor
+    service = None
+    if args.mode == "gateway" or args.endpoint:
+        host, port = _endpoint(args.endpoint)
+        executor = RestExecutor(host, port, properties=dynamic, jars=jars)
+    else:
+        service = embedded.build_embedded_service(config)
+        terminal.status("Starting Spark...")
+        try:
+            service.start()
+        finally:
+            terminal.clear_status()
+        # -D options are already the gateway configuration, hence every session's defaults.
+        executor = EmbeddedExecutor(service, jars=jars)
+    try:
+        return run_client(
+            executor,
+            terminal=terminal,
+            init_file=args.init,
+            script_file=args.file,
+            history_file=history,
+        )
+    finally:
+        if service is not None:
+            service.stop()
 
 
 def _gateway(args: argparse.Namespace) -> int:
@@ -78,7 +170,7 @@ def _gateway(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _gateway(args)
+        return _sql(args) if args.command == "sql" else _gateway(args)
     except GatewayError as exc:
         sys.stderr.write(f"sparkgate: {exc}\n")
         return 2

@@ -110,5 +110,5 @@ def test_a_broken_plugin_fails_only_when_asked_for(monkeypatch: pytest.MonkeyPat
     assert (
         create_endpoints(Configuration({"sql-gateway.endpoint.type": ""}), SERVICE, factories) == []
     )
-    with pytest.raises(EndpointError, match="'ghost'.*failed to load"):
+    with pytest.raises(EndpointError, match=r"'ghost'.*failed to load"):
         create_endpoints(Configuration({"sql-gateway.endpoint.type": "ghost"}), SERVICE, factories)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.service.statements import (
+from sparkgate.sql import (
     TokenKind,
     is_complete,
     split_statements,

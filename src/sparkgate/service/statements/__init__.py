@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 from sparkgate.service.statements.parser import (
     ParsedStatement,
     StatementKind,
     parse_statement,
 )
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 from sparkgate.sql.splitter import (
     is_complete,
     split_statements,

@@ -1,0 +1,426 @@
+"""The REST executor: a session on a gateway that speaks Flink's SQL Gateway REST API.
+
+It talks to sparkgate or to Flink's own SQL Gateway alike. Like Flink's SQL
+client it first asks ``GET /v1/api_versions`` and then speaks the highest
+version both sides know. Rows come back as PLAIN_TEXT fields, exactly what
+the embedded executor produces. sparkgate's progress extension (``GET
+.../operations/<op>/progress``) is used when the gateway has it; a gateway
+without it simply shows no progress.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+import pyarrow as pa
+
+from sparkgate.api.errors import (
+    ExecutionError,
+    GatewayError,
+    OperationNotFoundError,
+    SessionNotFoundError,
+)
+from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.results import ResultKind, ResultType, RowKind
+from sparkgate.api.service import OperationProgress
+from sparkgate.api.types import ResultSchema
+from sparkgate.client.executor import ConnectionLostError, Page, TextRow
+from sparkgate.client.textrows import TIME_ZONE_KEY, batches_to_text, needs_time_zone
+
+__all__ = ["KNOWN_VERSIONS", "RestExecutor", "parse_error_chain"]
+
+log = logging.getLogger(__name__)
+
+KNOWN_VERSIONS = ("V1", "V2", "V3", "V4")
+"""REST API versions this client speaks, oldest first."""
+
+_CAUSED_BY = "Caused by: "
+_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
+_TOKEN = re.compile(r"/result/(\d+)")
+_GATEWAY_WRAPPER = re.compile(r"^[\w.$]*SqlGatewayException: Failed to [\w ]+\.$")
+_MAX_POLL_SLEEP = 0.2
+_ROW_KIND_COLUMN = "$row_kind"
+_SHORT_KINDS = {kind.value: kind for kind in RowKind}
+
+
+def parse_error_chain(errors: Sequence[str]) -> tuple[str, ...]:
+    """The cause chain, outermost first, from a Flink REST error body's ``errors``.
+
+    Flink puts a Java stack trace in the last entry: its first line is the
+    outermost exception, each ``Caused by:`` line one cause further in.
+    Frames (``at ...``) are dropped; multi-line messages are kept.
+    """
+    texts = [e for e in errors if e and e.strip()]
+    if not texts:
+        return ()
+    trace = next((e for e in reversed(texts) if _CAUSED_BY in e), texts[-1])
+    causes: list[str] = []
+    current: list[str] = []
+    in_frames = False
+    for line in trace.splitlines():
+        if line.startswith(_CAUSED_BY):
+            if current:
+                causes.append("\n".join(current).strip())
+            current, in_frames = [line[len(_CAUSED_BY) :]], False
+        elif _FRAME.match(line):
+            in_frames = True
+        elif not in_frames:
+            current.append(line)
+    if current:
+        causes.append("\n".join(current).strip())
+    chain = tuple(c for c in causes if c)
+    # Flink's gateway wraps every failure in "SqlGatewayException: Failed to <action>.":
+    # the endpoint's framing, not a cause of the statement's failure.
+    while len(chain) > 1 and _GATEWAY_WRAPPER.match(chain[0]):
+        chain = chain[1:]
+    if len(texts) > 1 and trace is texts[-1] and not chain:
+        return tuple(texts)
+    return chain or (trace.strip(),)
+
+
+def _negotiate(offered: Sequence[str]) -> str:
+    common = [v for v in KNOWN_VERSIONS if v in offered]
+    if not common:
+        raise ConnectionLostError(
+            f"The gateway speaks REST API versions {', '.join(offered) or 'none'}; "
+            f"this client knows {', '.join(KNOWN_VERSIONS)}."
+        )
+    return common[-1]
+
+
+class RestExecutor:
+    """A session on a REST gateway at ``host:port``."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        properties: Mapping[str, str] | None = None,
+        jars: Sequence[str] = (),
+        session_name: str = "sql-client",
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._address = f"{host}:{port}"
+        self._properties = dict(properties or {})
+        self._jars = tuple(jars)
+        self._session_name = session_name
+        self._http = httpx.Client(
+            base_url=f"http://{self._address}", timeout=timeout, transport=transport
+        )
+        self._version: str | None = None
+        self._session: SessionHandle | None = None
+        self._has_progress = True
+        self._arrow = False
+        self._time_zone: str | None = None
+        self._poll_sleep: dict[OperationHandle, float] = {}
+
+    # -- plumbing -----------------------------------------------------------------
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            raise GatewayError("The REST API version is not negotiated yet.")
+        return self._version
+
+    @property
+    def description(self) -> str:
+        try:
+            info = self._call("GET", "/info", prefix=True)
+            product = f"{info.get('productName', 'gateway')} {info.get('version', '')}".strip()
+        except GatewayError:
+            product = "gateway"
+        return f"{product} at {self._address} (REST {self.version})"
+
+    def _url(self, path: str) -> str:
+        return f"/{self.version.lower()}{path}"
+
+    def _session_path(self, suffix: str = "") -> str:
+        if self._session is None:
+            raise GatewayError("The SQL client has no open session.")
+        return f"/sessions/{self._session}{suffix}"
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        prefix: bool = True,
+        params: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        url = self._url(path) if prefix else path
+        response = self._send(method, url, body, params)
+        try:
+            data = response.json() if response.content else {}
+        except ValueError:
+            data = {"errors": [response.text]}
+        if not isinstance(data, dict):
+            raise ConnectionLostError(f"Unexpected answer from {method} {url}: {data!r}")
+        if response.status_code >= 400:
+            raise self._error(response.status_code, method, url, data)
+        return data
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        try:
+            return self._http.request(
+                method, url, json=dict(body) if body is not None else {}, params=params
+            )
+        except httpx.TransportError as exc:
+            raise ConnectionLostError(
+                f"Could not reach the gateway at {self._address}: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _error(status: int, method: str, url: str, data: Mapping[str, Any]) -> GatewayError:
+        errors = [str(e) for e in data.get("errors", [])] or [f"HTTP {status} from {method} {url}"]
+        causes = parse_error_chain(errors)
+        text = causes[-1] if causes else errors[-1]
+        if status == 404 and "session" in text.lower() and "operation" not in text.lower():
+            return SessionNotFoundError(text)
+        if status == 404 and "operation" in text.lower():
+            return OperationNotFoundError(text)
+        return ExecutionError(causes[0] if causes else text, causes=causes)
+
+    # -- session ------------------------------------------------------------------
+    def open(self) -> None:
+        if self._session is not None:
+            return
+        offered = self._call("GET", "/v1/api_versions", prefix=False).get("versions", [])
+        self._version = _negotiate([str(v) for v in offered])
+        log.info("Speaking REST API %s with %s", self._version, self._address)
+        body: dict[str, Any] = {"properties": self._properties}
+        if self._session_name:
+            body["sessionName"] = self._session_name
+        answer = self._call("POST", "/sessions", body)
+        self._session = SessionHandle.parse(str(answer["sessionHandle"]))
+        self._arrow = self._is_sparkgate()
+        for jar in self._jars:
+            self.configure("ADD JAR '" + jar.replace("\\", "\\\\").replace("'", "\\'") + "'")
+
+    def _is_sparkgate(self) -> bool:
+        """sparkgate gateways also answer Arrow pages: no JSON on the hot path."""
+        try:
+            info = self._call("GET", "/info")
+        except GatewayError:
+            return False
+        return str(info.get("productName", "")).lower() == "sparkgate"
+
+    def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                self._call("DELETE", f"/sessions/{session}")
+            except GatewayError:
+                log.debug("Closing session %s failed", session, exc_info=True)
+        self._http.close()
+
+    def heartbeat(self) -> None:
+        self._call("POST", self._session_path("/heartbeat"))
+
+    def session_config(self) -> dict[str, str]:
+        properties = self._call("GET", self._session_path()).get("properties", {})
+        config = {str(k): str(v) for k, v in properties.items()}
+        self._time_zone = config.get(TIME_ZONE_KEY) or None
+        return config
+
+    def configure(self, statement: str) -> None:
+        if self.version == "V1":  # no configure-session yet: run it as a statement
+            op = self.submit(statement)
+            try:
+                token: int | None = 0
+                while token is not None:
+                    page = self.fetch(op, token, 100, 1.0)
+                    token = page.next_token
+            finally:
+                self.close_operation(op)
+            return
+        self._call("POST", self._session_path("/configure-session"), {"statement": statement})
+
+    # -- operations ------------------------------------------------------------
+    def submit(self, statement: str) -> OperationHandle:
+        answer = self._call("POST", self._session_path("/statements"), {"statement": statement})
+        return OperationHandle.parse(str(answer["operationHandle"]))
+
+    def fetch(self, operation: OperationHandle, token: int, max_rows: int, wait: float) -> Page:
+        started = time.monotonic()
+        path = self._session_path(f"/operations/{operation}/result/{token}")
+        page = None
+        if self._arrow:
+            page = self._fetch_arrow(path, token)
+        if page is None:
+            data = self._call("GET", path, params={"rowFormat": "PLAIN_TEXT"})
+            page = self._page(data, token)
+        if page.result_type is ResultType.EOS:
+            self._poll_sleep.pop(operation, None)
+        elif page.rows:
+            self._poll_sleep[operation] = 0.0
+        else:  # nothing yet: back off a little, as a long poll would
+            delay = min(max(self._poll_sleep.get(operation, 0.0) * 2, 0.01), _MAX_POLL_SLEEP)
+            self._poll_sleep[operation] = delay
+            remaining = wait - (time.monotonic() - started)
+            if remaining > 0:
+                time.sleep(min(delay, remaining))
+        return page
+
+    def progress(self, operation: OperationHandle) -> OperationProgress | None:
+        if not self._has_progress:
+            return None
+        try:
+            data = self._call("GET", self._session_path(f"/operations/{operation}/progress"))
+        except (ExecutionError, OperationNotFoundError, SessionNotFoundError):
+            # Not a sparkgate gateway (or an older one): no progress, no retries.
+            self._has_progress = False
+            return None
+        return _progress(data)
+
+    def cancel(self, operation: OperationHandle) -> None:
+        self._call("POST", self._session_path(f"/operations/{operation}/cancel"))
+
+    def close_operation(self, operation: OperationHandle) -> None:
+        self._poll_sleep.pop(operation, None)
+        self._call("DELETE", self._session_path(f"/operations/{operation}/close"))
+
+    def complete(self, statement: str, position: int) -> list[str]:
+        if self.version == "V1":
+            return []
+        answer = self._call(
+            "GET",
+            self._session_path("/complete-statement"),
+            {"statement": statement, "position": position},
+        )
+        return [str(c) for c in answer.get("candidates", [])]
+
+    def _fetch_arrow(self, path: str, token: int) -> Page | None:
+        """A page through sparkgate's ``rowFormat=ARROW``; None if the gateway refused it."""
+        url = self._url(path)
+        response = self._send("GET", url, params={"rowFormat": "ARROW"})
+        if response.status_code == 400 and "ARROW" in response.text:
+            log.info("The gateway has no Arrow row format; using PLAIN_TEXT")
+            self._arrow = False
+            return None
+        if response.status_code >= 400:
+            try:
+                data = response.json()
+            except ValueError:
+                data = {"errors": [response.text]}
+            raise self._error(response.status_code, "GET", url, data)
+        headers = response.headers
+        result_type = ResultType(headers.get("X-Sparkgate-Result-Type", "PAYLOAD"))
+        next_token = _next_token(headers.get("X-Sparkgate-Next-Result-Uri"))
+        if result_type is ResultType.NOT_READY:
+            return Page(result_type, token if next_token is None else next_token)
+        schema = ResultSchema.from_json(json.loads(headers.get("X-Sparkgate-Columns", "[]")))
+        batches: list[pa.RecordBatch] = []
+        kinds: list[RowKind] = []
+        if response.content:
+            with pa.ipc.open_stream(response.content) as reader:
+                for batch in reader:
+                    if _ROW_KIND_COLUMN in batch.schema.names:
+                        index = batch.schema.get_field_index(_ROW_KIND_COLUMN)
+                        kinds.extend(_SHORT_KINDS[k] for k in batch.column(index).to_pylist())
+                        batch = batch.remove_column(index)
+                    else:
+                        kinds.extend([RowKind.INSERT] * batch.num_rows)
+                    batches.append(batch)
+        zone = "UTC"
+        if any(needs_time_zone(t) for t in schema.types) and kinds:
+            zone = self._zone()
+        return Page(
+            result_type,
+            None if result_type is ResultType.EOS else next_token,
+            schema,
+            batches_to_text(batches, schema, zone),
+            kinds,
+            headers.get("X-Sparkgate-Is-Query-Result", "false") == "true",
+            ResultKind(headers.get("X-Sparkgate-Result-Kind", "SUCCESS")),
+            headers.get("X-Sparkgate-Job-Id"),
+        )
+
+    def _zone(self) -> str:
+        """The session's time zone for Arrow values: its setting, else Spark's default."""
+        if self._time_zone is None:
+            zone = self.session_config().get(TIME_ZONE_KEY)
+            if not zone:
+                op = self.submit(f"SET {TIME_ZONE_KEY}")
+                try:
+                    token: int | None = 0
+                    while token is not None and not zone:
+                        data = self._call(
+                            "GET",
+                            self._session_path(f"/operations/{op}/result/{token}"),
+                            params={"rowFormat": "PLAIN_TEXT"},
+                        )
+                        page = self._page(data, token)
+                        for row in page.rows:
+                            zone = row[-1] if row else None
+                        token = page.next_token
+                finally:
+                    self.close_operation(op)
+            self._time_zone = zone or "UTC"
+        return self._time_zone
+
+    @staticmethod
+    def _page(data: Mapping[str, Any], token: int) -> Page:
+        result_type = ResultType(str(data.get("resultType", "PAYLOAD")))
+        next_token = _next_token(data.get("nextResultUri"))
+        if result_type is ResultType.NOT_READY:
+            return Page(result_type, token if next_token is None else next_token)
+        results = data.get("results") or {}
+        schema = ResultSchema.from_json(results.get("columns") or [])
+        rows: list[TextRow] = []
+        kinds: list[RowKind] = []
+        for item in results.get("data") or []:
+            kinds.append(RowKind[str(item.get("kind", "INSERT"))])
+            rows.append([None if f is None else _text(f) for f in item.get("fields", [])])
+        return Page(
+            result_type,
+            None if result_type is ResultType.EOS else next_token,
+            schema,
+            rows,
+            kinds,
+            bool(data.get("isQueryResult", False)),
+            ResultKind(str(data.get("resultKind", "SUCCESS"))),
+            data.get("jobID"),
+        )
+
+
+def _text(value: object) -> str:
+    # PLAIN_TEXT fields are strings; a gateway answering JSON still prints sensibly.
+    return value if isinstance(value, str) else str(value)
+
+
+def _next_token(uri: object) -> int | None:
+    if not isinstance(uri, str):
+        return None
+    match = _TOKEN.search(uri)
+    return int(match.group(1)) if match else None
+
+
+def _progress(data: Mapping[str, Any]) -> OperationProgress:
+    def number(camel: str, snake: str) -> float:
+        value = data.get(camel, data.get(snake, 0))
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    return OperationProgress(
+        jobs_total=int(number("jobsTotal", "jobs_total")),
+        jobs_done=int(number("jobsDone", "jobs_done")),
+        stages_total=int(number("stagesTotal", "stages_total")),
+        stages_done=int(number("stagesDone", "stages_done")),
+        tasks_total=int(number("tasksTotal", "tasks_total")),
+        tasks_done=int(number("tasksDone", "tasks_done")),
+        tasks_running=int(number("tasksRunning", "tasks_running")),
+        elapsed=number("elapsed", "elapsed"),
+    )

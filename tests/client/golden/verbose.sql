@@ -1,0 +1,3 @@
+-- expect: failure
+SET 'sql-client.verbose' = 'true';
+SELECT * FROM golden_no_such_table;
