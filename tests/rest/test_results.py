@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 import httpx
 import pyarrow as pa
@@ -221,3 +222,14 @@ def test_missing_row_format_falls_back_to_json(client: httpx.Client, session: st
     bodies = walk(client, f"/v4/sessions/{session}/operations/{op}/result/0")
     assert rows(bodies) == [[7]]
     assert all(b["results"]["rowFormat"] == "JSON" for b in bodies if "results" in b)
+
+
+def test_progress_extension_reports_spark_work(client: httpx.Client, session: str) -> None:
+    op = submit(client, session, "SELECT sum(id) FROM range(0, 100000, 1, 4)")
+    walk(client, f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON")
+    body = client.get(f"/v4/sessions/{session}/operations/{op}/progress").json()
+    assert body["status"] == "FINISHED"
+    assert body["jobsTotal"] >= 1 and body["tasksDone"] == body["tasksTotal"] >= 1
+    assert set(body) >= {"stagesTotal", "stagesDone", "tasksRunning", "elapsed"}
+    missing = client.get(f"/v4/sessions/{session}/operations/{uuid.uuid4()}/progress")
+    assert missing.status_code == 404

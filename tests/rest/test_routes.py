@@ -44,7 +44,7 @@ def concrete(url: str) -> str:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_route_table_is_exactly_the_snapshot(version: str) -> None:
-    ours = {(r.method, r.path) for r in routes_for(RestApiVersion[version])}
+    ours = {(r.method, r.path) for r in routes_for(RestApiVersion[version]) if not r.extension}
     assert ours == snapshot_routes(version)
 
 

@@ -168,6 +168,27 @@ async def get_operation_status(call: Call) -> Response:
     return json_response({"status": info.status.value})
 
 
+async def get_operation_progress(call: Call) -> Response:
+    session, operation = call.session(), call.operation()
+
+    def read() -> dict[str, object]:
+        status = call.service.get_operation_info(session, operation).status.value
+        p = call.service.get_operation_progress(session, operation)
+        return {
+            "status": status,
+            "jobsTotal": p.jobs_total,
+            "jobsDone": p.jobs_done,
+            "stagesTotal": p.stages_total,
+            "stagesDone": p.stages_done,
+            "tasksTotal": p.tasks_total,
+            "tasksDone": p.tasks_done,
+            "tasksRunning": p.tasks_running,
+            "elapsed": round(p.elapsed, 3),
+        }
+
+    return json_response(await call.run(read))
+
+
 async def cancel_operation(call: Call) -> Response:
     session, operation = call.session(), call.operation()
 
@@ -271,6 +292,7 @@ HANDLERS: Mapping[str, Handler] = {
     "completeStatement": complete_statement,
     "executeStatement": execute_statement,
     "getOperationStatus": get_operation_status,
+    "getOperationProgress": get_operation_progress,
     "cancelOperation": cancel_operation,
     "closeOperation": close_operation,
     "fetchResults": fetch_results,

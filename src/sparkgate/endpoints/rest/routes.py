@@ -70,6 +70,8 @@ class RouteSpec:
     query: tuple[QueryParam, ...] = ()
     implemented: bool = True
     """False: the route exists in the protocol but sparkgate answers 501."""
+    extension: bool = False
+    """True: sparkgate's own route, not in Flink's API (never in the snapshots)."""
 
     @property
     def path_params(self) -> tuple[str, ...]:
@@ -273,6 +275,26 @@ ROUTES: tuple[RouteSpec, ...] = (
         _ALL,
         "The operation's status.",
         response=_STATUS,
+    ),
+    RouteSpec(
+        "getOperationProgress",
+        "GET",
+        _OP + "/progress",
+        _ALL,
+        "sparkgate extension: the Spark jobs, stages and tasks of an operation so far.",
+        response=_object(
+            ("status",),
+            status=_STRING,
+            jobsTotal=_INTEGER,
+            jobsDone=_INTEGER,
+            stagesTotal=_INTEGER,
+            stagesDone=_INTEGER,
+            tasksTotal=_INTEGER,
+            tasksDone=_INTEGER,
+            tasksRunning=_INTEGER,
+            elapsed={"type": "number", "description": "seconds since it started"},
+        ),
+        extension=True,
     ),
     RouteSpec(
         "deployScript",
