@@ -108,7 +108,7 @@ def test_bad_option_values(values: dict[str, str]) -> None:
 def test_port_range_parser() -> None:
     assert parse_port_range("8083") == (8083, 8083)
     assert parse_port_range(" 8083-8090 ") == (8083, 8090)
-    assert FETCH_TIMEOUT.default == timedelta(seconds=1)
+    assert FETCH_TIMEOUT.default == timedelta(seconds=3)
 
 
 def test_options_are_documented_with_their_full_keys() -> None:
