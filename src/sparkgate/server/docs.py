@@ -16,8 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from sparkgate.api.config import ConfigOption
+from sparkgate.client.options import CLIENT_OPTIONS
+from sparkgate.endpoints.hiveserver2.options import HIVESERVER2_OPTIONS
+from sparkgate.endpoints.hiveserver2.options import OPTION_PREFIX as HIVESERVER2_PREFIX
 from sparkgate.endpoints.rest.options import OPTION_PREFIX as REST_PREFIX
 from sparkgate.endpoints.rest.options import REST_OPTIONS
+from sparkgate.server.endpoints import ENDPOINT_TYPE
 from sparkgate.service.options import SERVICE_OPTIONS
 
 __all__ = [
@@ -44,7 +48,10 @@ def prefixed(prefix: str, options: Sequence[ConfigOption[Any]]) -> tuple[ConfigO
 # modules happen to be imported; endpoints add their section here.
 DOC_SECTIONS: dict[str, Sequence[ConfigOption[Any]]] = {
     "Service": SERVICE_OPTIONS,
+    "Endpoints": (ENDPOINT_TYPE,),
     "REST endpoint": prefixed(REST_PREFIX, REST_OPTIONS),
+    "HiveServer2 endpoint": prefixed(HIVESERVER2_PREFIX, HIVESERVER2_OPTIONS),
+    "SQL client": CLIENT_OPTIONS,
 }
 
 _INTRO = (

@@ -1,0 +1,166 @@
+"""The HiveServer2 endpoint plug-in: factory, and the endpoint's life cycle.
+
+Registered under the entry-point group ``sparkgate.endpoints`` as
+``hiveserver2``; started with ``-Dsql-gateway.endpoint.type=hiveserver2`` (or
+``rest;hiveserver2``). ``start()`` binds the transports the options ask for
+and returns once they accept; ``stop()`` undoes that in reverse order and may
+be called any number of times.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from thrift.transport.TTransport import TTransportException
+
+from sparkgate.api.config import ConfigOption
+from sparkgate.api.endpoint import Endpoint, EndpointContext
+from sparkgate.api.errors import ConfigurationError, EndpointError
+from sparkgate.api.service import GatewayService
+from sparkgate.endpoints.hiveserver2.handler import (
+    ENDPOINT_ID,
+    CLIServiceHandler,
+    ConnectionContext,
+    HiveServer2Core,
+)
+from sparkgate.endpoints.hiveserver2.http import HttpServer
+from sparkgate.endpoints.hiveserver2.options import (
+    HIVESERVER2_OPTIONS,
+    AuthMode,
+    HiveServer2Settings,
+)
+from sparkgate.endpoints.hiveserver2.passwords import PasswordFile
+from sparkgate.endpoints.hiveserver2.processor import CLIServiceProcessor
+from sparkgate.endpoints.hiveserver2.transport import BinaryServer
+
+__all__ = ["HiveServer2Endpoint", "HiveServer2EndpointFactory"]
+
+log = logging.getLogger(__name__)
+
+
+class HiveServer2Endpoint:
+    """HiveServer2's Thrift TCLIService in front of a GatewayService."""
+
+    def __init__(self, service: GatewayService, settings: HiveServer2Settings) -> None:
+        self.settings = settings
+        self.core = HiveServer2Core(service, settings)
+        self._check = self._password_check(settings)
+        self._binary: BinaryServer | None = None
+        self._http: HttpServer | None = None
+        self._started = False
+
+    @staticmethod
+    def _password_check(settings: HiveServer2Settings) -> Callable[[str, str], bool] | None:
+        if settings.authentication is not AuthMode.PLAIN:
+            return None
+        if settings.password_file is None:
+            raise ConfigurationError(
+                "sql-gateway.endpoint.hiveserver2.authentication is PLAIN but no "
+                "sql-gateway.endpoint.hiveserver2.password-file is set."
+            )
+        try:
+            return PasswordFile(settings.password_file).check
+        except OSError as exc:
+            raise ConfigurationError(
+                f"Cannot read the HiveServer2 password file {settings.password_file}: {exc}"
+            ) from exc
+
+    # -- serving ---------------------------------------------------------------
+    def _serve_connection(self, protocol: Any, user: str | None) -> None:
+        handler = CLIServiceHandler(self.core, ConnectionContext(user))
+        processor = CLIServiceProcessor(handler)
+        try:
+            while True:
+                processor.process(protocol, protocol)
+        except TTransportException as exc:
+            if exc.type != TTransportException.END_OF_FILE:
+                log.debug("HiveServer2 connection ended: %s", exc)
+        finally:
+            handler.connection_closed()
+
+    def _run_http_call(self, iprot: Any, oprot: Any, user: str | None) -> None:
+        handler = CLIServiceHandler(self.core, ConnectionContext(user, closes_sessions=False))
+        CLIServiceProcessor(handler).process(iprot, oprot)
+
+    # -- life cycle -------------------------------------------------------------
+    def start(self) -> None:
+        if self._started:
+            return
+        settings = self.settings
+        try:
+            if settings.serves_binary:
+                self._binary = BinaryServer(
+                    settings.host,
+                    settings.port,
+                    serve=self._serve_connection,
+                    check_password=self._check,
+                    allow_nosasl=settings.authentication is not AuthMode.PLAIN,
+                    max_connections=settings.worker_threads,
+                    max_message_size=settings.max_message_size,
+                )
+                self._binary.start()
+                log.info("HiveServer2 binary transport listening on %s", self.binary_address)
+            if settings.serves_http:
+                self._http = HttpServer(
+                    settings.host,
+                    settings.http_port,
+                    settings.http_path,
+                    run_call=self._run_http_call,
+                    check_password=self._check,
+                    max_connections=settings.worker_threads,
+                    max_message_size=settings.max_message_size,
+                )
+                self._http.start()
+                log.info("HiveServer2 HTTP transport listening on %s", self.http_address)
+        except OSError as exc:
+            self.stop()
+            raise EndpointError(f"The HiveServer2 endpoint could not start: {exc}") from exc
+        self._started = True
+
+    def stop(self) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            http.stop()
+        binary, self._binary = self._binary, None
+        if binary is not None:
+            binary.stop()
+        if self._started:
+            log.info("HiveServer2 endpoint stopped")
+        self._started = False
+
+    @property
+    def binary_port(self) -> int | None:
+        return self._binary.port if self._binary is not None else None
+
+    @property
+    def http_port(self) -> int | None:
+        return self._http.port if self._http is not None else None
+
+    @property
+    def binary_address(self) -> str:
+        return f"thrift://{self.settings.host}:{self.binary_port}"
+
+    @property
+    def http_address(self) -> str:
+        return f"http://{self.settings.host}:{self.http_port}/{self.settings.http_path}"
+
+    @property
+    def address(self) -> str:
+        if self._binary is not None or self._http is None:
+            return f"thrift://{self.settings.host}:{self.binary_port or self.settings.port}"
+        return self.http_address
+
+
+class HiveServer2EndpointFactory:
+    """The ``hiveserver2`` endpoint plug-in."""
+
+    identifier = ENDPOINT_ID
+
+    def options(self) -> Sequence[ConfigOption[Any]]:
+        return HIVESERVER2_OPTIONS
+
+    def create(self, context: EndpointContext) -> Endpoint:
+        settings = HiveServer2Settings.from_config(context.config)
+        return HiveServer2Endpoint(context.service, settings)

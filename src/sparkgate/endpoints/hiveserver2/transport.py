@@ -1,0 +1,160 @@
+"""The binary transport: Thrift over TCP, SASL PLAIN and NOSASL on one port.
+
+Each connection gets a thread (as HiveServer2's ``TThreadPoolServer``), up to
+``worker-threads`` at once; more connections wait for a free slot. The first
+byte tells the kinds apart: ``0x01`` is a SASL ``START`` frame, ``0x80`` an
+unframed binary-protocol message (NOSASL, as PyHive and impyla send it), and
+``0x00`` a framed one (the high byte of a 4-byte frame length). When the
+connection ends, the sessions it opened and did not close are closed, which
+cancels whatever they still run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.transport import TSocket, TTransport
+
+from sparkgate.endpoints.hiveserver2.sasl import START, AuthenticationError, negotiate_plain
+
+__all__ = ["BinaryServer", "Session"]
+
+log = logging.getLogger(__name__)
+
+_UNFRAMED = 0x80
+_FRAMED = 0x00
+
+#: Serves one connection: (protocol, user) -> runs until the client leaves.
+Session = Callable[[Any, "str | None"], None]
+
+
+class BinaryServer:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        serve: Session,
+        check_password: Callable[[str, str], bool] | None,
+        allow_nosasl: bool,
+        max_connections: int,
+        max_message_size: int,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self._serve = serve
+        self._check = check_password
+        self._allow_nosasl = allow_nosasl
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._max_message = max_message_size
+        self._listener: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    def start(self) -> None:
+        listener = socket.create_server((self.host, self.port), reuse_port=False, backlog=128)
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        self._thread = threading.Thread(
+            target=self._accept_loop, name=f"hiveserver2-binary-{self.port}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _accept_loop(self) -> None:
+        listener = self._listener
+        assert listener is not None
+        while not self._stopping.is_set():
+            try:
+                conn, peer = listener.accept()
+            except OSError:
+                break
+            self._slots.acquire()
+            if self._stopping.is_set():
+                self._slots.release()
+                conn.close()
+                break
+            with self._lock:
+                self._connections.add(conn)
+            threading.Thread(
+                target=self._handle,
+                args=(conn, peer),
+                name=f"hiveserver2-conn-{peer[1]}",
+                daemon=True,
+            ).start()
+
+    def _handle(self, conn: socket.socket, peer: Any) -> None:
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            first = conn.recv(1, socket.MSG_PEEK)
+            if not first:
+                return
+            protocol, user = self._open(conn, first[0], peer)
+            if protocol is None:
+                return
+            self._serve(protocol, user)
+        except AuthenticationError as exc:
+            log.info("HiveServer2 connection from %s refused: %s", peer, exc)
+        except (OSError, ConnectionError) as exc:
+            log.debug("HiveServer2 connection from %s ended: %s", peer, exc)
+        except Exception:
+            log.exception("HiveServer2 connection from %s failed", peer)
+        finally:
+            with self._lock:
+                self._connections.discard(conn)
+            try:
+                conn.close()
+            finally:
+                self._slots.release()
+
+    def _open(self, conn: socket.socket, first: int, peer: Any) -> tuple[Any, str | None]:
+        sock = TSocket.TSocket()
+        sock.setHandle(conn)
+        user: str | None = None
+        if first == START:
+            check = self._check or (lambda _user, _password: True)
+            user = negotiate_plain(conn, check)
+            transport: Any = TTransport.TFramedTransport(sock, self._max_message)
+        elif not self._allow_nosasl:
+            log.info(
+                "HiveServer2 connection from %s refused: it does not use SASL, but the "
+                "endpoint's authentication is PLAIN",
+                peer,
+            )
+            return None, None
+        elif first == _UNFRAMED:
+            transport = TTransport.TBufferedTransport(sock)
+        elif first == _FRAMED:
+            transport = TTransport.TFramedTransport(sock, self._max_message)
+        else:
+            log.info("HiveServer2 connection from %s sent no Thrift (first byte %#x)", peer, first)
+            return None, None
+        protocol = TBinaryProtocol(
+            transport,
+            string_length_limit=self._max_message,
+            container_length_limit=self._max_message,
+        )
+        return protocol, user

@@ -1,0 +1,1 @@
+"""Tests of the HiveServer2 endpoint."""
