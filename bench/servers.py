@@ -279,9 +279,13 @@ def start_rest_gateway(
     port: int,
     *,
     extra_options: Mapping[str, str] | None = None,
+    name: str = "gateway",
 ) -> ManagedProcess:
-    """``sparkgate gateway start-foreground`` with the REST endpoint on ``port``."""
-    root = work_dir / "gateway"
+    """``sparkgate gateway start-foreground`` with the REST endpoint on ``port``.
+
+    ``name`` keeps each gateway's data dir (and Derby metastore) apart.
+    """
+    root = work_dir / name
     options: dict[str, str] = {
         "sql-gateway.data-dir": str(root / "data"),
         "sql-gateway.endpoint.type": "rest",
