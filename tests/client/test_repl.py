@@ -229,3 +229,49 @@ def test_gateway_mode_script_exit_status(
     assert shown in done.stdout
     assert hidden not in done.stdout
     assert done.stderr == ""
+
+
+def test_gateway_mode_init_file_properties_and_jars(gateway_address: str, tmp_path: Path) -> None:
+    import zipfile
+
+    jar = tmp_path / "empty.jar"
+    with zipfile.ZipFile(jar, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    init = tmp_path / "init.sql"
+    init.write_text(
+        "SET 'sql-client.execution.result-mode' = 'tableau';\n"
+        "SET 'sql-client.display.max-column-width' = '1000';\n"
+        "CREATE TEMPORARY VIEW from_init AS SELECT 'initialised' AS state;\n",
+        encoding="utf-8",
+    )
+    script = tmp_path / "script.sql"
+    script.write_text(
+        "SELECT state FROM from_init;\nSET 'pipeline.name';\nSHOW JARS;\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [
+            *SPARKGATE,
+            "sql",
+            "gateway",
+            "-e",
+            gateway_address,
+            "-i",
+            str(init),
+            "-f",
+            str(script),
+            "-D",
+            "pipeline.name=from the command line",
+            "-j",
+            str(jar),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "initialised" in done.stdout  # -i ran through configure-session
+    assert "from the command line" in done.stdout  # -D became a session property
+    assert str(jar) in done.stdout  # -j added the jar to the session
