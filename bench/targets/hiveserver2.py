@@ -46,5 +46,8 @@ class HiveServer2Target(ThriftTarget):
                 "sql-gateway.endpoint.hiveserver2.port": str(self.port),
                 "sql-gateway.endpoint.hiveserver2.transport-mode": "binary",
                 "sql-gateway.endpoint.hiveserver2.authentication": "NOSASL",
+                # One thread per binary connection, as the Thrift server: the
+                # idle-sessions workload holds 1,000 of them (same as its 2048).
+                "sql-gateway.endpoint.hiveserver2.worker-threads": "2048",
             },
         )
