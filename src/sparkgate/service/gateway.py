@@ -53,6 +53,8 @@ from sparkgate.service.session.session import Session
 from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.statements.dispatch import run_parsed, statement_executor
 from sparkgate.service.statements.parser import parse_statement
+from sparkgate.service.streaming import statements as streaming
+from sparkgate.service.streaming.jobs import JobRegistry
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -101,6 +103,7 @@ class SparkGatewayService:
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
         )
         self._log_handler: OperationLogHandler | None = None
+        self._jobs = JobRegistry(Path(config.get(options.DATA_DIR)))
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -130,6 +133,7 @@ class SparkGatewayService:
             return
         self._started = False
         self._sessions.stop()
+        self._jobs.close()
         self._pool.stop()
         if self._log_handler is not None:
             logging.getLogger("sparkgate").removeHandler(self._log_handler)
@@ -165,9 +169,11 @@ class SparkGatewayService:
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
         defaults = self.config.to_dict()
         window = self._partition_window or 2 * self.spark.sparkContext.defaultParallelism
-        return Session(
+        session = Session(
             handle, environment, spark, defaults, OperationManager(self._pool), window
         )
+        streaming.bind(session, self._jobs)
+        return session
 
     def _session(self, handle: SessionHandle) -> Session:
         return self._sessions.get(handle)

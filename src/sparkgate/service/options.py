@@ -16,14 +16,20 @@ from sparkgate.api.config import (
     duration_option,
     int_option,
     path_option,
+    string_option,
 )
 
 __all__ = [
+    "CHECKPOINTING_INTERVAL",
     "DATA_DIR",
+    "DML_SYNC",
     "OPERATION_LOG_ENABLED",
+    "PIPELINE_NAME",
     "RESULT_BATCH_ROWS",
     "RESULT_BUFFER_ROWS",
     "RESULT_PARTITION_WINDOW",
+    "RUNTIME_MODE",
+    "SAVEPOINT_PATH",
     "SERVICE_OPTIONS",
     "SESSION_CHECK_INTERVAL",
     "SESSION_IDLE_TIMEOUT",
@@ -78,7 +84,8 @@ WORKER_KEEPALIVE_TIME = duration_option(
 DATA_DIR = path_option(
     "sql-gateway.data-dir",
     "~/.sparkgate",
-    "Directory for the gateway's own files: pid files, logs and operation logs.",
+    "Directory for the gateway's own files: pid files, logs, operation logs, and the "
+    "checkpoints and savepoints of streaming jobs.",
 )
 
 RESULT_BUFFER_ROWS = int_option(
@@ -111,6 +118,42 @@ OPERATION_LOG_ENABLED = bool_option(
     "Whether each operation keeps a log that clients can fetch.",
 )
 
+# Session options (Flink's keys): gateway-wide defaults here, per session with SET.
+RUNTIME_MODE = string_option(
+    "execution.runtime-mode",
+    "batch",
+    "'batch' or 'streaming'. In streaming mode, queries over connector tables run as "
+    "Structured Streaming queries whose results are changelogs, and INSERTs become "
+    "long-running jobs.",
+)
+
+DML_SYNC = bool_option(
+    "table.dml-sync",
+    True,
+    "Whether a batch INSERT waits for its job to finish. False makes it return its job id "
+    "at once (Flink's default); streaming INSERTs never wait.",
+)
+
+CHECKPOINTING_INTERVAL = duration_option(
+    "execution.checkpointing.interval",
+    timedelta(seconds=1),
+    "Micro-batch trigger interval of streaming queries and jobs; every micro-batch "
+    "commits a checkpoint under the data directory.",
+    min_value=timedelta(milliseconds=1),
+)
+
+SAVEPOINT_PATH = string_option(
+    "execution.savepoint.path",
+    "",
+    "A savepoint (from STOP JOB ... WITH SAVEPOINT) the next streaming INSERT starts from.",
+)
+
+PIPELINE_NAME = string_option(
+    "pipeline.name",
+    "",
+    "The name of the next job (SHOW JOBS); by default the INSERT statement's text.",
+)
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_CHECK_INTERVAL,
@@ -123,4 +166,9 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BATCH_ROWS,
     RESULT_PARTITION_WINDOW,
     OPERATION_LOG_ENABLED,
+    RUNTIME_MODE,
+    DML_SYNC,
+    CHECKPOINTING_INTERVAL,
+    SAVEPOINT_PATH,
+    PIPELINE_NAME,
 )

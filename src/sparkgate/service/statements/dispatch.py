@@ -24,6 +24,7 @@ from sparkgate.service.spark.arrow import arrow_schema, stream_batches
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import arrow_compatible, to_result_schema
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
+from sparkgate.service.streaming import statements as streaming
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -37,12 +38,6 @@ JOB_ID_SCHEMA = ResultSchema.of(("job id", STRING))
 _QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
 
 _LATER = {
-    StatementKind.BEGIN_STATEMENT_SET: "Statement sets",
-    StatementKind.END_STATEMENT_SET: "Statement sets",
-    StatementKind.EXECUTE_STATEMENT_SET: "Statement sets",
-    StatementKind.SHOW_JOBS: "SHOW JOBS",
-    StatementKind.STOP_JOB: "STOP JOB",
-    StatementKind.DESCRIBE_JOB: "DESCRIBE JOB",
     StatementKind.CREATE_CATALOG: "CREATE CATALOG",
     StatementKind.LOAD_MODULE: "LOAD MODULE",
     StatementKind.UNLOAD_MODULE: "UNLOAD MODULE",
@@ -82,8 +77,13 @@ def statement_executor(session: Session, statement: str) -> Executor:
 
 def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
     kind = parsed.kind
+    if streaming.in_statement_set(session) and kind is not StatementKind.END_STATEMENT_SET:
+        return streaming.add_to_statement_set(session, parsed)
+    if kind in streaming.GATEWAY_KINDS:
+        return streaming.run_gateway_statement(session, parsed, operation)
     if kind is StatementKind.SET:
         assert parsed.key is not None
+        streaming.check_option(parsed.key, parsed.value or "")
         session.set(parsed.key, parsed.value or "")
         return ok_result()
     if kind is StatementKind.SHOW_CONFIG:
@@ -132,7 +132,23 @@ def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) 
 
 
 def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
-    df = _spark_sql(session, parsed.text)
+    # Connector tables, streaming mode and jobs are the streaming package's business.
+    if parsed.kind is StatementKind.DDL and parsed.keyword.upper() == "CREATE":
+        created = streaming.create_connector_table(session, parsed.text)
+        if created is not None:
+            return created
+    elif parsed.kind in (StatementKind.DDL, StatementKind.OTHER):
+        streaming.invalidate_tables()
+    if parsed.kind is StatementKind.DML:
+        inserted = streaming.run_insert(session, parsed, operation)
+        if inserted is not None:
+            return inserted
+    prepared = streaming.query_execution(session, parsed, operation) if parsed.is_query else None
+    if isinstance(prepared, Execution):
+        return prepared
+    df = prepared if prepared is not None else _spark_sql(session, parsed.text)
+    if df.isStreaming:  # Spark's STREAM(t): its rows are a changelog too
+        return streaming.streaming_execution(session, df, operation)
     if parsed.kind is StatementKind.DML:
         job_id = operation.handle.identifier.hex
         return table_result(

@@ -1,0 +1,393 @@
+"""Flink's connectors on Spark: datagen, filesystem, print and blackhole.
+
+A connector table lives in Spark's catalog (so it survives restarts and shows
+in SHOW TABLES / DESCRIBE): a ``filesystem`` table as Spark's own file table
+(``USING csv OPTIONS (path ...)``, so plain Spark reads and writes it too),
+every other connector as a view (datagen's view generates its rows; a sink's
+view fails with a clear message when read). The Flink definition is kept as
+JSON in the table property :data:`DEFINITION_PROPERTY`; the gateway builds the
+batch or streaming DataFrame (with computed columns and the watermark) from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.service.streaming.ddl import Column, TableDefinition
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+__all__ = [
+    "CONNECTORS",
+    "DEFINITION_PROPERTY",
+    "Source",
+    "batch_frame",
+    "catalog_ddl",
+    "check_definition",
+    "datagen_select",
+    "invalid",
+    "require_physical_match",
+    "sink_kind",
+    "sink_select",
+    "spark_type",
+    "stream_frame",
+    "stream_writer",
+    "write_batch",
+]
+
+log = logging.getLogger(__name__)
+
+DEFINITION_PROPERTY = "sparkgate.connector.definition"
+
+_FIELD_KEYS = ("kind", "min", "max", "start", "end", "length", "null-rate")
+CONNECTORS: Mapping[str, tuple[str, ...]] = {
+    "datagen": ("rows-per-second", "number-of-rows", *(f"fields.#.{k}" for k in _FIELD_KEYS)),
+    "filesystem": ("path", "format", "source.monitor-interval", "csv.field-delimiter"),
+    "print": ("print-identifier", "standard-error", "sink.parallelism"),
+    "blackhole": ("sink.parallelism",),
+}
+_FORMATS = ("csv", "json", "parquet", "orc")
+_SOURCES = frozenset({"datagen", "filesystem"})
+_SINKS = frozenset({"filesystem", "print", "blackhole"})
+_INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
+_FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
+_TYPE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(VAR)?CHAR\s*(\(\s*\d+\s*\))?$", re.I), "STRING"),
+    (re.compile(r"^STRING$", re.I), "STRING"),
+    (re.compile(r"^INTEGER$", re.I), "INT"),
+    (re.compile(r"^DOUBLE\s+PRECISION$", re.I), "DOUBLE"),
+    (re.compile(r"^(BYTES|(VAR)?BINARY\s*(\(\s*\d+\s*\))?)$", re.I), "BINARY"),
+    (
+        re.compile(
+            r"^TIMESTAMP(_LTZ)?\s*(\(\s*\d\s*\))?(\s+WITH(OUT)?\s+(LOCAL\s+)?TIME\s+ZONE)?$", re.I
+        ),
+        "TIMESTAMP",
+    ),
+)
+
+
+def invalid(message: str) -> ExecutionError:
+    """A definition error, with the cause line Flink's clients print."""
+    return ExecutionError(message, causes=(f"ValidationException: {message}",))
+
+
+def spark_type(flink_type: str) -> str:
+    """Flink's spelling of a type in Spark's; types both know pass unchanged."""
+    text = " ".join(flink_type.split())
+    for pattern, spark in _TYPE_RULES:
+        if pattern.match(text):
+            return spark
+    return text
+
+
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def check_definition(definition: TableDefinition) -> None:
+    """Refuse unknown connectors and options, naming the valid ones."""
+    connector = definition.connector
+    if not connector:
+        raise invalid(
+            "Table options do not contain an option key 'connector'; valid connectors: "
+            + ", ".join(sorted(CONNECTORS))
+        )
+    if connector not in CONNECTORS:
+        raise invalid(
+            f"Unsupported connector '{connector}'; valid connectors: "
+            + ", ".join(sorted(CONNECTORS))
+        )
+    allowed = CONNECTORS[connector]
+    physical = {c.name for c in definition.physical}
+    for key in definition.options:
+        if key == "connector":
+            continue
+        field_match = re.fullmatch(r"fields\.(.+)\.([a-z-]+)", key)
+        if field_match and f"fields.#.{field_match.group(2)}" in allowed:
+            if field_match.group(1) not in physical:
+                raise invalid(
+                    f"Option '{key}' names no physical column of the table; columns: "
+                    + ", ".join(sorted(physical))
+                )
+            continue
+        if key not in allowed:
+            raise invalid(
+                f"Unsupported option '{key}' for connector '{connector}'; valid options: "
+                + ", ".join(allowed)
+            )
+    if connector == "filesystem":
+        for required in ("path", "format"):
+            if required not in definition.options:
+                raise invalid(f"Connector 'filesystem' requires the option '{required}'")
+        if definition.options["format"] not in _FORMATS:
+            raise invalid(
+                f"Unsupported format '{definition.options['format']}'; valid formats: "
+                + ", ".join(_FORMATS)
+            )
+    if connector == "datagen":
+        _datagen_rows(definition)
+        for column in definition.physical:
+            _datagen_expr(definition, column, "id")
+
+
+def sink_kind(definition: TableDefinition) -> str:
+    if definition.connector not in _SINKS:
+        raise invalid(
+            f"Connector '{definition.connector}' can only be used as a source, not as a sink"
+        )
+    return definition.connector
+
+
+def _physical_ddl(definition: TableDefinition) -> str:
+    return ", ".join(f"{_ident(c.name)} {spark_type(c.type or '')}" for c in definition.physical)
+
+
+def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
+    """The Spark DDL that stores ``definition`` in the catalog."""
+    name = ".".join(_ident(p) for p in definition.name)
+    props = f"TBLPROPERTIES ({_literal(DEFINITION_PROPERTY)} = {_literal(definition.to_json())})"
+    comment = f" COMMENT {_literal(definition.comment)}" if definition.comment else ""
+    exists = " IF NOT EXISTS" if definition.if_not_exists else ""
+    if definition.connector == "filesystem":
+        fmt = definition.options["format"]
+        options = [f"path {_literal(definition.options['path'])}"]
+        if "csv.field-delimiter" in definition.options:
+            options.append(f"sep {_literal(definition.options['csv.field-delimiter'])}")
+        return (
+            f"CREATE TABLE{exists} {name} ({_physical_ddl(definition)}) USING {fmt} "
+            f"OPTIONS ({', '.join(options)}){comment} {props}"
+        )
+    assert batch_select is not None
+    return f"CREATE VIEW{exists} {name}{comment} {props} AS {batch_select}"
+
+
+# -- datagen -------------------------------------------------------------------
+
+
+def _datagen_rows(definition: TableDefinition) -> int | None:
+    """The number of rows a datagen table has, or None when it is unbounded."""
+    opts = definition.options
+    rows: int | None = None
+    try:
+        if "number-of-rows" in opts:
+            rows = int(opts["number-of-rows"])
+        for column in definition.physical:
+            if opts.get(f"fields.{column.name}.kind") == "sequence":
+                start = int(opts.get(f"fields.{column.name}.start", "0"))
+                if f"fields.{column.name}.end" not in opts:
+                    raise invalid(f"A sequence field needs 'fields.{column.name}.end' (and .start)")
+                count = int(opts[f"fields.{column.name}.end"]) - start + 1
+                rows = count if rows is None else min(rows, count)
+        if "rows-per-second" in opts and float(opts["rows-per-second"]) <= 0:
+            raise invalid("'rows-per-second' must be positive")
+    except ValueError as exc:
+        raise invalid(f"Invalid datagen option value: {exc}") from exc
+    return None if rows is None else max(rows, 0)
+
+
+def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -> str:
+    opts = definition.options
+    prefix = f"fields.{column.name}."
+    kind = opts.get(prefix + "kind", "random")
+    if kind not in ("random", "sequence"):
+        raise invalid(f"Unsupported '{prefix}kind' {kind!r}; valid kinds: random, sequence")
+    stype = spark_type(column.type or "")
+    base = stype.split("(")[0].strip().upper()
+    if kind == "sequence":
+        if base not in _INTEGRAL and base not in _FRACTIONAL and base not in ("STRING", "DECIMAL"):
+            raise invalid(f"A sequence field must be numeric or STRING: {column.name}")
+        start = int(opts.get(prefix + "start", "0"))
+        expr = f"({start} + {id_column})"
+    elif base in _INTEGRAL or base == "DECIMAL":
+        lo, hi = int(opts.get(prefix + "min", "0")), int(opts.get(prefix + "max", "1000000"))
+        expr = f"({lo} + floor(rand() * {hi - lo + 1}))"
+    elif base in _FRACTIONAL:
+        lo_f, hi_f = float(opts.get(prefix + "min", "0")), float(opts.get(prefix + "max", "1"))
+        expr = f"({lo_f!r} + rand() * {hi_f - lo_f!r})"
+    elif base == "STRING":
+        expr = f"randstr({int(opts.get(prefix + 'length', '100'))})"
+    elif base == "BOOLEAN":
+        expr = "(rand() < 0.5)"
+    elif base in ("TIMESTAMP", "TIMESTAMP_NTZ", "DATE"):
+        expr = "current_timestamp()"
+    else:
+        raise invalid(
+            f"datagen cannot generate type {column.type} (column {column.name}); supported: "
+            "integral, FLOAT, DOUBLE, DECIMAL, STRING/VARCHAR, BOOLEAN, TIMESTAMP, DATE"
+        )
+    null_rate = float(opts.get(prefix + "null-rate", "0"))
+    if null_rate > 0:
+        expr = f"IF(rand() < {null_rate!r}, NULL, {expr})"
+    return f"CAST({expr} AS {stype}) AS {_ident(column.name)}"
+
+
+def datagen_select(definition: TableDefinition) -> str:
+    """SQL that generates a bounded datagen table in batch (the catalog view's body)."""
+    rows = _datagen_rows(definition)
+    exprs = [_datagen_expr(definition, c, "id") for c in definition.physical]
+    if rows is None:
+        message = (
+            f"datagen table {'.'.join(definition.name)} is unbounded (no 'number-of-rows' "
+            "or sequence field): read it in streaming mode (SET 'execution.runtime-mode' = "
+            "'streaming')"
+        )
+        exprs = [
+            f"CAST(raise_error({_literal(message)}) AS {spark_type(c.type or '')}) AS "
+            f"{_ident(c.name)}"
+            for c in definition.physical
+        ]
+        return f"SELECT {', '.join(exprs)} FROM range(1)"
+    return f"SELECT {', '.join(exprs)} FROM range(0, {rows})"
+
+
+def sink_select(definition: TableDefinition) -> str:
+    message = f"Connector '{definition.connector}' is a sink only: it cannot be read"
+    exprs = [
+        f"CAST(raise_error({_literal(message)}) AS {spark_type(c.type or '')}) AS {_ident(c.name)}"
+        for c in definition.physical
+    ]
+    return f"SELECT {', '.join(exprs)} FROM range(1)"
+
+
+# -- frames ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table read as a stream; ``rows`` bounds a datagen source (None: unbounded)."""
+
+    frame: DataFrame
+    bounded: bool
+    rows: int | None = None
+
+
+def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
+    """Computed columns in declared order, then the watermark."""
+    exprs = []
+    for column in definition.columns:
+        if column.is_physical:
+            exprs.append(_ident(column.name))
+        elif column.is_proctime:
+            exprs.append(f"current_timestamp() AS {_ident(column.name)}")
+        else:
+            exprs.append(f"{column.expression} AS {_ident(column.name)}")
+    out = df.selectExpr(*exprs)
+    if definition.watermark is not None:
+        out = out.withWatermark(definition.watermark.column, definition.watermark.delay)
+    return out
+
+
+def _file_reader(reader: Any, definition: TableDefinition) -> Any:
+    reader = reader.format(definition.options["format"]).schema(_physical_ddl(definition))
+    if "csv.field-delimiter" in definition.options:
+        reader = reader.option("sep", definition.options["csv.field-delimiter"])
+    return reader
+
+
+def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:
+    connector = definition.connector
+    if connector == "datagen":
+        return _finish(spark.sql(datagen_select(definition)), definition)
+    if connector == "filesystem":
+        df = _file_reader(spark.read, definition).load(definition.options["path"])
+        return _finish(df, definition)
+    return _finish(spark.sql(sink_select(definition)), definition)
+
+
+def stream_frame(spark: SparkSession, definition: TableDefinition, trigger_s: float) -> Source:
+    connector = definition.connector
+    if connector == "datagen":
+        rows = _datagen_rows(definition)
+        per_second = float(definition.options.get("rows-per-second", "10000"))
+        # Deterministic micro-batches: batch k holds values [k*n, (k+1)*n), so a
+        # restarted job regenerates exactly the rows it had not yet written.
+        per_batch = max(1, math.ceil(per_second * trigger_s))
+        raw = (
+            spark.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", per_batch)
+            .option("numPartitions", 1)
+            .load()
+        )
+        if rows is not None:
+            raw = raw.where(f"value < {rows}")
+        exprs = [_datagen_expr(definition, c, "value") for c in definition.physical]
+        return Source(_finish(raw.selectExpr(*exprs), definition), rows is not None, rows)
+    if connector == "filesystem":
+        df = _file_reader(spark.readStream, definition).load(definition.options["path"])
+        monitored = "source.monitor-interval" in definition.options
+        return Source(_finish(df, definition), not monitored)
+    raise invalid(f"Connector '{connector}' can only be used as a sink, not read")
+
+
+# -- sinks -------------------------------------------------------------------------
+
+
+def _print_rows(definition: TableDefinition) -> Callable[[DataFrame, int], None]:
+    ident = definition.options.get("print-identifier")
+    printer = logging.getLogger("sparkgate.print")
+
+    def emit(df: DataFrame, _batch_id: int) -> None:
+        for row in df.toLocalIterator():
+            line = "+I[" + ", ".join("null" if v is None else str(v) for v in row) + "]"
+            printer.info("%s%s", f"{ident}> " if ident else "", line)
+
+    return emit
+
+
+def write_batch(df: DataFrame, definition: TableDefinition) -> None:
+    """Write a batch result into a connector sink."""
+    kind = sink_kind(definition)
+    if kind == "filesystem":
+        writer = df.write.format(definition.options["format"]).mode("append")
+        if "csv.field-delimiter" in definition.options:
+            writer = writer.option("sep", definition.options["csv.field-delimiter"])
+        writer.save(definition.options["path"])
+    elif kind == "print":
+        _print_rows(definition)(df, 0)
+    else:
+        df.write.format("noop").mode("overwrite").save()
+
+
+def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStreamWriter:
+    """A stream writer into ``definition``'s sink (None: the caller sets the table)."""
+    writer = df.writeStream
+    if definition is None:
+        return writer
+    kind = sink_kind(definition)
+    if kind == "filesystem":
+        writer = writer.format(definition.options["format"]).option(
+            "path", definition.options["path"]
+        )
+        if "csv.field-delimiter" in definition.options:
+            writer = writer.option("sep", definition.options["csv.field-delimiter"])
+        return writer
+    if kind == "print":
+        return writer.foreachBatch(_print_rows(definition))
+    return writer.format("noop")
+
+
+def require_physical_match(df: DataFrame, definition: TableDefinition) -> DataFrame:
+    """Name the query's columns after the sink's physical columns, by position (as Flink)."""
+    names = [c.name for c in definition.physical]
+    if len(df.columns) != len(names):
+        raise ExecutionError(
+            f"Column count mismatch: the query has {len(df.columns)} columns, sink "
+            f"{'.'.join(definition.name)} has {len(names)} ({', '.join(names)})"
+        )
+    casts = [
+        f"CAST({_ident(src)} AS {spark_type(c.type or '')}) AS {_ident(c.name)}"
+        for src, c in zip(df.columns, definition.physical, strict=True)
+    ]
+    return df.selectExpr(*casts)

@@ -1,0 +1,285 @@
+"""Flink's connector DDL: ``CREATE TABLE t (...) WITH ('connector' = ...)``.
+
+Spark has no ``WITH (...)`` table clause, so a CREATE TABLE whose column list
+is followed by one is Flink's and the gateway takes it; anything else (``USING``,
+``AS SELECT``, ...) is left to Spark. Columns are physical (``name TYPE``),
+computed (``name AS expr``) or the watermark (``WATERMARK FOR col AS expr``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sparkgate.api.errors import SqlParseError
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+
+__all__ = ["Column", "TableDefinition", "Watermark", "parse_connector_table"]
+
+# `ts - INTERVAL '5' SECOND` (Flink's bounded out-of-orderness form).
+_DELAY = re.compile(
+    r"^\s*`?(?P<col>\w+)`?\s*(?:-\s*INTERVAL\s+'(?P<n>\d+(?:\.\d+)?)'\s*(?P<unit>\w+))?\s*$",
+    re.IGNORECASE,
+)
+_UNITS = {
+    "MILLISECOND": "milliseconds",
+    "SECOND": "seconds",
+    "MINUTE": "minutes",
+    "HOUR": "hours",
+    "DAY": "days",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A physical column (``type`` set) or a computed one (``expression`` set)."""
+
+    name: str
+    type: str | None = None
+    expression: str | None = None
+
+    @property
+    def is_physical(self) -> bool:
+        return self.expression is None
+
+    @property
+    def is_proctime(self) -> bool:
+        return (self.expression or "").replace(" ", "").upper() == "PROCTIME()"
+
+
+@dataclass(frozen=True)
+class Watermark:
+    column: str
+    expression: str
+
+    @property
+    def delay(self) -> str:
+        """The delay as Spark's ``withWatermark`` writes it, e.g. ``5 seconds``."""
+        match = _DELAY.match(self.expression)
+        if match is None or match.group("col").lower() != self.column.lower():
+            raise SqlParseError(
+                f"Unsupported watermark expression '{self.expression}': expected "
+                f"{self.column} or {self.column} - INTERVAL 'n' SECOND|MINUTE|HOUR|DAY"
+            )
+        if match.group("n") is None:
+            return "0 seconds"
+        unit = match.group("unit").upper().rstrip("S")
+        if unit not in _UNITS:
+            raise SqlParseError(f"Unsupported interval unit in watermark: {match.group('unit')}")
+        return f"{match.group('n')} {_UNITS[unit]}"
+
+
+@dataclass(frozen=True)
+class TableDefinition:
+    """What the WITH clause declared; stored as JSON in the table's properties."""
+
+    name: tuple[str, ...]
+    columns: tuple[Column, ...]
+    options: Mapping[str, str]
+    watermark: Watermark | None = None
+    if_not_exists: bool = False
+    temporary: bool = False
+    comment: str | None = None
+    primary_key: tuple[str, ...] = field(default=())
+
+    @property
+    def connector(self) -> str:
+        return self.options.get("connector", "")
+
+    @property
+    def physical(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.is_physical)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "columns": [
+                    {"name": c.name, "type": c.type, "expression": c.expression}
+                    for c in self.columns
+                ],
+                "options": dict(self.options),
+                "watermark": None
+                if self.watermark is None
+                else {"column": self.watermark.column, "expression": self.watermark.expression},
+                "primary_key": list(self.primary_key),
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, name: tuple[str, ...], text: str) -> TableDefinition:
+        data = json.loads(text)
+        mark = data.get("watermark")
+        return cls(
+            name=name,
+            columns=tuple(Column(**c) for c in data["columns"]),
+            options=dict(data["options"]),
+            watermark=None if mark is None else Watermark(**mark),
+            primary_key=tuple(data.get("primary_key", ())),
+        )
+
+
+class _Tokens:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = [t for t in tokenize(text) if not t.is_comment]
+        if self.tokens and self.tokens[-1].kind is TokenKind.SEMICOLON:
+            self.tokens.pop()
+        self.i = 0
+
+    def word(self, ahead: int = 0) -> str | None:
+        j = self.i + ahead
+        if j < len(self.tokens) and self.tokens[j].kind is TokenKind.WORD:
+            return self.tokens[j].upper
+        return None
+
+    def kind(self, ahead: int = 0) -> TokenKind | None:
+        j = self.i + ahead
+        return self.tokens[j].kind if j < len(self.tokens) else None
+
+    def accept(self, *words: str) -> bool:
+        if all(self.word(k) == w for k, w in enumerate(words)):
+            self.i += len(words)
+            return True
+        return False
+
+    def name(self) -> tuple[str, ...]:
+        parts = [self.identifier()]
+        while self.kind() is TokenKind.DOT:
+            self.i += 1
+            parts.append(self.identifier())
+        return tuple(parts)
+
+    def identifier(self) -> str:
+        if self.kind() not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+            raise SqlParseError("expected an identifier in CREATE TABLE")
+        tok = self.tokens[self.i]
+        self.i += 1
+        return unquote(tok)
+
+    def group(self) -> list[list[Token]]:
+        """The comma-separated items of the parenthesised group at the cursor."""
+        if self.kind() is not TokenKind.LPAREN:
+            raise SqlParseError("expected '(' in CREATE TABLE")
+        self.i += 1
+        items: list[list[Token]] = [[]]
+        depth = 0
+        while self.i < len(self.tokens):
+            tok = self.tokens[self.i]
+            self.i += 1
+            if tok.kind is TokenKind.LPAREN:
+                depth += 1
+            elif tok.kind is TokenKind.RPAREN:
+                if depth == 0:
+                    return [item for item in items if item]
+                depth -= 1
+            elif tok.kind is TokenKind.COMMA and depth == 0:
+                items.append([])
+                continue
+            items[-1].append(tok)
+        raise SqlParseError("unbalanced parentheses in CREATE TABLE")
+
+    def source(self, tokens: Sequence[Token]) -> str:
+        return self.text[tokens[0].start : tokens[-1].end]
+
+
+def _column(src: _Tokens, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
+    first = item[0].upper if item[0].kind is TokenKind.WORD else None
+    if first == "WATERMARK" and len(item) > 3 and item[1].upper == "FOR":
+        if item[3].upper != "AS" or len(item) < 5:
+            raise SqlParseError("expected WATERMARK FOR column AS expression")
+        return Watermark(unquote(item[2]), src.source(item[4:]))
+    if first in ("PRIMARY", "CONSTRAINT"):
+        names = [
+            unquote(t) for t in item if t.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
+        ]
+        start = names.index("KEY") + 1 if "KEY" in [n.upper() for n in names] else 0
+        keys = [n for n in names[start:] if n.upper() not in ("NOT", "ENFORCED")]
+        return tuple(keys)
+    name = unquote(item[0])
+    if len(item) < 2:
+        raise SqlParseError(f"column {name} needs a type or AS expression")
+    if item[1].upper == "AS" and item[1].kind is TokenKind.WORD:
+        return Column(name, expression=src.source(item[2:]))
+    rest = item[1:]
+    words = [t.upper for t in rest]
+    if "METADATA" in words:
+        raise SqlParseError(f"METADATA columns are not supported by sparkgate (column {name})")
+    cut = len(rest)
+    for j, tok in enumerate(rest):  # NOT NULL / COMMENT '...' follow the type
+        if tok.kind is TokenKind.WORD and tok.upper in ("NOT", "NULL", "COMMENT", "PRIMARY"):
+            cut = j
+            break
+    if cut == 0:
+        raise SqlParseError(f"column {name} needs a type")
+    return Column(name, type=src.source(rest[:cut]))
+
+
+def parse_connector_table(text: str) -> TableDefinition | None:
+    """The definition if ``text`` is Flink's ``CREATE TABLE ... WITH (...)``, else None."""
+    src = _Tokens(text)
+    if not src.accept("CREATE"):
+        return None
+    temporary = src.accept("TEMPORARY")
+    if not src.accept("TABLE"):
+        return None
+    if_not_exists = src.accept("IF", "NOT", "EXISTS")
+    try:
+        name = src.name()
+    except SqlParseError:
+        return None
+    if src.kind() is not TokenKind.LPAREN:
+        return None
+    items = src.group()
+    comment: str | None = None
+    while src.i < len(src.tokens) and not (
+        src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN
+    ):
+        if src.accept("COMMENT") and src.kind() is TokenKind.STRING:
+            comment = unquote(src.tokens[src.i])
+            src.i += 1
+        elif src.accept("PARTITIONED", "BY"):
+            src.group()  # partitions are a layout detail the gateway does not model
+        else:
+            return None  # USING, OPTIONS, AS SELECT, ...: Spark's own DDL
+    if not src.accept("WITH"):
+        return None
+    options: dict[str, str] = {}
+    for item in src.group():
+        if len(item) != 3 or item[1].kind is not TokenKind.EQUALS:
+            raise SqlParseError("WITH expects 'key' = 'value' pairs")
+        key = unquote(item[0]) if item[0].kind is TokenKind.STRING else src.source(item[0:1])
+        if key in options:
+            raise SqlParseError(f"duplicate option '{key}' in WITH")
+        options[key] = unquote(item[2])
+    if src.i != len(src.tokens):
+        raise SqlParseError("unexpected input after WITH (...) in CREATE TABLE")
+    columns: list[Column] = []
+    watermark: Watermark | None = None
+    primary_key: tuple[str, ...] = ()
+    for item in items:
+        parsed = _column(src, item)
+        if isinstance(parsed, Watermark):
+            watermark = parsed
+        elif isinstance(parsed, tuple):
+            primary_key = parsed
+        else:
+            columns.append(parsed)
+    if not columns:
+        raise SqlParseError("CREATE TABLE needs at least one column")
+    if watermark is not None:
+        if watermark.column not in {c.name for c in columns}:
+            raise SqlParseError(f"watermark column {watermark.column} is not a column")
+        watermark.delay  # noqa: B018 - validates the expression now, not at query time
+    return TableDefinition(
+        name=name,
+        columns=tuple(columns),
+        options=options,
+        watermark=watermark,
+        if_not_exists=if_not_exists,
+        temporary=temporary,
+        comment=comment,
+        primary_key=primary_key,
+    )

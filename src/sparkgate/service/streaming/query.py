@@ -1,0 +1,196 @@
+"""Run a streaming SELECT and stream its changelog into the operation's buffer.
+
+The query writes through ``foreachBatch``: each micro-batch is handed to the
+operation's producer thread through a one-slot queue. The callback blocks
+while the slot is full, so Spark starts no new micro-batch until the client
+has fetched enough to make room in the bounded result buffer: a slow client
+slows the query, never the gateway's memory.
+
+The producer (the generator returned by :func:`changelog_batches`) stops the
+StreamingQuery when it ends for any reason: end of a bounded source, a query
+failure, or the operation being cancelled, timed out or closed (the
+generator polls the operation's status, and the operation closes it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import shutil
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from sparkgate.api.results import RowKind
+from sparkgate.api.status import OperationStatus
+from sparkgate.service.spark.arrow import arrow_schema
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode
+from sparkgate.service.streaming.jobs import query_exhausted
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+    from sparkgate.service.operation.operation import Operation
+    from sparkgate.service.streaming.resolve import Resolution
+
+__all__ = ["changelog_batches", "output_mode", "start_with_fallback"]
+
+log = logging.getLogger(__name__)
+
+_POLL_S = 0.1
+_LIVE = frozenset({OperationStatus.RUNNING, OperationStatus.FINISHED})
+Item = tuple[pa.RecordBatch, tuple[RowKind, ...] | None]
+
+
+def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
+    """How to run ``df`` and, for an aggregation, which output columns are its key.
+
+    The key is the aggregation's non-aggregate outputs, when every one of them
+    reaches the result; otherwise the result is diffed whole (complete mode).
+    """
+    try:
+        plan = df._jdf.queryExecution().analyzed()
+        jvm = df.sparkSession.sparkContext._jvm
+        assert jvm is not None
+        aggregate_expr = jvm.org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+        pending = [plan]
+        node = None
+        while pending:
+            current = pending.pop(0)
+            if current.getClass().getSimpleName() == "Aggregate":
+                node = current
+                break
+            children = current.children()
+            pending.extend(children.apply(i) for i in range(children.size()))
+        if node is None:
+            return OutputMode.APPEND, None
+        exprs = node.aggregateExpressions()
+        key_ids = set()
+        for i in range(exprs.size()):
+            expr = exprs.apply(i)
+            if not aggregate_expr.containsAggregate(expr):
+                key_ids.add(expr.exprId().id())
+        if node.groupingExpressions().size() > len(key_ids):
+            return OutputMode.COMPLETE, None
+        output = plan.output()
+        out_ids = [output.apply(i).exprId().id() for i in range(output.size())]
+        if not key_ids.issubset(out_ids):
+            return OutputMode.COMPLETE, None
+        return OutputMode.UPDATE, tuple(i for i, x in enumerate(out_ids) if x in key_ids)
+    except Exception:  # unusual plans: diff whole results, always correct
+        log.debug("Could not find the aggregation key", exc_info=True)
+        return OutputMode.COMPLETE, None
+
+
+def start_with_fallback(make: Any, modes: list[str]) -> StreamingQuery:
+    """Start with the first output mode Spark accepts for the query."""
+    error: Exception | None = None
+    for mode in modes:
+        try:
+            query: StreamingQuery = make(mode).start()
+            return query
+        except Exception as exc:  # Spark refuses an output mode at start
+            if "output mode" not in str(exc).lower() and "outputmode" not in str(exc).lower():
+                raise
+            error = exc
+    assert error is not None
+    raise error
+
+
+def changelog_batches(
+    df: DataFrame,
+    operation: Operation,
+    resolution: Resolution,
+    *,
+    trigger_s: float,
+    checkpoint_root: Path,
+) -> Iterator[Item]:
+    """Start ``df`` as a streaming query and yield its changes as Arrow batches."""
+    mode, key = output_mode(df)
+    differ = ChangelogDiffer(mode, key)
+    schema = arrow_schema(df)
+    handoff: queue.Queue[list[tuple[Any, ...]]] = queue.Queue(maxsize=1)
+    stopping = threading.Event()
+
+    def on_batch(batch: DataFrame, batch_id: int) -> None:
+        table = batch.toArrow()
+        rows = list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+        while not stopping.is_set():
+            try:
+                handoff.put(rows, timeout=_POLL_S)
+                return
+            except queue.Full:
+                continue
+
+    checkpoint = checkpoint_root / f"query-{uuid.uuid4().hex}"
+    available_now = resolution.bounded and resolution.bounded_rows is None
+
+    def writer(out_mode: str) -> Any:
+        w = (
+            df.writeStream.foreachBatch(on_batch)
+            .outputMode(out_mode)
+            .option("checkpointLocation", str(checkpoint))
+            .queryName(f"sparkgate-{operation.handle.identifier.hex[:12]}")
+        )
+        return (
+            w.trigger(availableNow=True)
+            if available_now
+            else w.trigger(processingTime=f"{int(trigger_s * 1000)} milliseconds")
+        )
+
+    try:
+        query = start_with_fallback(writer, [mode.value])
+    except Exception as exc:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        raise to_execution_error(exc) from exc
+    log.info("Streaming query %s started in %s mode", query.id, mode.value)
+    return _drain(query, operation, handoff, stopping, differ, schema, resolution, checkpoint)
+
+
+def _drain(
+    query: StreamingQuery,
+    operation: Operation,
+    handoff: queue.Queue[list[tuple[Any, ...]]],
+    stopping: threading.Event,
+    differ: ChangelogDiffer,
+    schema: pa.Schema,
+    resolution: Resolution,
+    checkpoint: Path,
+) -> Iterator[Item]:
+    rows_bound = resolution.bounded_rows
+    try:
+        while operation.status in _LIVE:
+            try:
+                rows = handoff.get(timeout=_POLL_S)
+            except queue.Empty:
+                error = query.exception()
+                if error is not None:
+                    raise to_execution_error(error) from None
+                ended = not query.isActive or (
+                    rows_bound is not None and query_exhausted(query, rows_bound)
+                )
+                if ended and handoff.empty():
+                    return
+                continue
+            changes = differ.apply(rows)
+            if changes:
+                kinds = tuple(kind for kind, _ in changes)
+                columns = [
+                    pa.array([row[i] for _, row in changes], type=schema.field(i).type)
+                    for i in range(len(schema))
+                ]
+                batch = pa.RecordBatch.from_arrays(columns, schema=schema)
+                yield batch, (None if differ.mode is OutputMode.APPEND else kinds)
+    finally:
+        stopping.set()
+        with contextlib.suppress(Exception):
+            query.stop()
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        log.info("Streaming query %s stopped", query.id)

@@ -1,0 +1,223 @@
+"""Find the connector tables a statement reads, and swap in the gateway's frames.
+
+Spark's parser cannot be asked which tables a statement names without
+analysing it, so a small scanner over the gateway's tokens takes the names
+after FROM, JOIN, TABLE and the commas of a FROM list (``STREAM(t)``
+included). Names that are connector tables are replaced in the text by
+temporary views over the frames the gateway built (batch or streaming, with
+computed columns and watermark), which are dropped again once Spark has
+analysed the statement: the analysed plan holds the frames themselves.
+
+Lookups go to the metastore once per name; the answers are cached until the
+gateway runs any DDL (:func:`invalidate`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sparkgate.service.streaming.connectors import (
+    DEFINITION_PROPERTY,
+    Source,
+    batch_frame,
+    stream_frame,
+)
+from sparkgate.service.streaming.ddl import TableDefinition
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "Reference",
+    "Resolution",
+    "invalidate",
+    "lookup",
+    "resolved",
+    "table_references",
+]
+
+_CLAUSE_WORDS = frozenset(
+    {"SELECT", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "ON", "UNION", "WINDOW", "USING"}
+)
+_NOT_NAMES = frozenset({"SELECT", "LATERAL", "VALUES", "TABLE", "UNNEST", "WITH"})
+_SESSION_CATALOG = "spark_catalog"
+
+_cache: dict[tuple[str, str], TableDefinition | None] = {}
+_cache_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A table name in the text: ``[start, end)`` covers ``STREAM(...)`` when given."""
+
+    name: tuple[str, ...]
+    start: int
+    end: int
+    stream: bool = False
+
+
+def _name_at(tokens: list[Token], j: int) -> tuple[tuple[str, ...], int] | None:
+    parts: list[str] = []
+    while j < len(tokens) and tokens[j].kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+        if tokens[j].kind is TokenKind.WORD and not parts and tokens[j].upper in _NOT_NAMES:
+            return None
+        parts.append(unquote(tokens[j]))
+        if j + 1 < len(tokens) and tokens[j + 1].kind is TokenKind.DOT:
+            j += 2
+            continue
+        j += 1
+        break
+    if not parts:
+        return None
+    if j < len(tokens) and tokens[j].kind is TokenKind.LPAREN:
+        return None  # a table-valued function such as range(10)
+    return tuple(parts), j
+
+
+def table_references(text: str) -> list[Reference]:
+    tokens = [t for t in tokenize(text) if not t.is_comment]
+    refs: list[Reference] = []
+    clause: dict[int, str | None] = {0: None}
+    depth = 0
+
+    def take(j: int) -> None:
+        if j >= len(tokens):
+            return
+        tok = tokens[j]
+        if (
+            tok.kind is TokenKind.WORD
+            and tok.upper == "STREAM"
+            and j + 1 < len(tokens)
+            and tokens[j + 1].kind is TokenKind.LPAREN
+        ):
+            found = _name_at(tokens, j + 2)
+            if found is not None and found[1] < len(tokens):
+                close = tokens[found[1]]
+                if close.kind is TokenKind.RPAREN:
+                    refs.append(Reference(found[0], tok.start, close.end, stream=True))
+            return
+        found = _name_at(tokens, j)
+        if found is not None:
+            refs.append(Reference(found[0], tok.start, tokens[found[1] - 1].end))
+
+    for i, tok in enumerate(tokens):
+        if tok.kind is TokenKind.LPAREN:
+            depth += 1
+            clause[depth] = None
+        elif tok.kind is TokenKind.RPAREN:
+            depth = max(depth - 1, 0)
+        elif tok.kind is TokenKind.WORD:
+            word = tok.upper
+            if word in ("FROM", "JOIN"):
+                clause[depth] = "FROM"
+                take(i + 1)
+            elif word == "TABLE" and not (i > 0 and tokens[i - 1].upper in ("INTO", "OVERWRITE")):
+                take(i + 1)
+            elif word in _CLAUSE_WORDS:
+                clause[depth] = word
+        elif tok.kind is TokenKind.COMMA and clause.get(depth) == "FROM":
+            take(i + 1)
+    return refs
+
+
+def invalidate() -> None:
+    """Forget cached lookups: a DDL statement may have created or dropped tables."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | None:
+    if len(name) == 3 and name[0].lower() != _SESSION_CATALOG:
+        return None
+    if len(name) in (2, 3):
+        return name[-2].lower(), name[-1].lower()
+    if len(name) != 1:
+        return None
+    jsession = spark._jsparkSession
+    manager = jsession.sessionState().catalogManager()
+    if manager.currentCatalog().name() != _SESSION_CATALOG:
+        return None
+    if jsession.sessionState().catalog().getTempView(name[0]).isDefined():
+        return None  # a temporary view shadows the table, as in Spark
+    return str(manager.currentNamespace()[0]).lower(), name[0].lower()
+
+
+def lookup(spark: SparkSession, name: tuple[str, ...]) -> TableDefinition | None:
+    """The connector definition stored for ``name``, or None for any other table."""
+    qualified = _qualify(spark, name)
+    if qualified is None:
+        return None
+    with _cache_lock:
+        if qualified in _cache:
+            return _cache[qualified]
+    catalog = spark._jsparkSession.sharedState().externalCatalog()
+    definition: TableDefinition | None = None
+    if catalog.databaseExists(qualified[0]) and catalog.tableExists(*qualified):
+        stored = catalog.getTable(*qualified).properties().get(DEFINITION_PROPERTY)
+        if stored.isDefined():
+            definition = TableDefinition.from_json(qualified, str(stored.get()))
+    with _cache_lock:
+        _cache[qualified] = definition
+    return definition
+
+
+@dataclass
+class Resolution:
+    """The rewritten text and the streaming sources the statement reads."""
+
+    text: str
+    sources: list[Source] = field(default_factory=list)
+    definitions: list[TableDefinition] = field(default_factory=list)
+
+    @property
+    def bounded(self) -> bool:
+        return bool(self.sources) and all(s.bounded for s in self.sources)
+
+    @property
+    def bounded_rows(self) -> int | None:
+        """The largest datagen row count, when every source is bounded."""
+        counts = [s.rows for s in self.sources if s.rows is not None]
+        return max(counts) if counts and self.bounded else None
+
+
+@contextlib.contextmanager
+def resolved(
+    spark: SparkSession, text: str, *, streaming: bool, trigger_s: float
+) -> Iterator[Resolution]:
+    """Rewrite ``text`` over temporary views; they live until the block ends."""
+    views: list[str] = []
+    pieces: list[str] = []
+    last = 0
+    resolution = Resolution(text)
+    try:
+        for ref in table_references(text):
+            definition = lookup(spark, ref.name)
+            if definition is None:
+                continue
+            view = f"__sparkgate_{uuid.uuid4().hex[:12]}"
+            if streaming or ref.stream:
+                source = stream_frame(spark, definition, trigger_s)
+                resolution.sources.append(source)
+                frame = source.frame
+            else:
+                frame = batch_frame(spark, definition)
+            frame.createOrReplaceTempView(view)
+            views.append(view)
+            resolution.definitions.append(definition)
+            pieces.append(text[last : ref.start])
+            pieces.append(view)
+            last = ref.end
+        if views:
+            pieces.append(text[last:])
+            resolution.text = "".join(pieces)
+        yield resolution
+    finally:
+        for view in views:
+            with contextlib.suppress(Exception):
+                spark.catalog.dropTempView(view)

@@ -1,0 +1,140 @@
+"""Flink's connector DDL and the changelog differ, without Spark."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from sparkgate.api.errors import ExecutionError, SqlParseError
+from sparkgate.api.results import RowKind
+from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode, replay
+from sparkgate.service.streaming.connectors import check_definition, spark_type
+from sparkgate.service.streaming.ddl import Column, parse_connector_table
+from sparkgate.service.streaming.resolve import table_references
+
+INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
+
+
+def test_flink_ddl_is_parsed_with_computed_columns_and_watermark() -> None:
+    parsed = parse_connector_table(
+        "CREATE TABLE IF NOT EXISTS db.clicks (\n"
+        "  user_id BIGINT NOT NULL COMMENT 'who',\n"
+        "  url VARCHAR(100),\n"
+        "  ts TIMESTAMP(3),\n"
+        "  pt AS PROCTIME(),\n"
+        "  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND,\n"
+        "  PRIMARY KEY (user_id) NOT ENFORCED\n"
+        ") COMMENT 'clicks' WITH ('connector' = 'datagen', 'rows-per-second' = '5');"
+    )
+    assert parsed is not None
+    assert parsed.name == ("db", "clicks")
+    assert parsed.if_not_exists
+    assert parsed.columns == (
+        Column("user_id", "BIGINT"),
+        Column("url", "VARCHAR(100)"),
+        Column("ts", "TIMESTAMP(3)"),
+        Column("pt", expression="PROCTIME()"),
+    )
+    assert parsed.columns[3].is_proctime
+    assert parsed.watermark is not None and parsed.watermark.delay == "5 seconds"
+    assert parsed.primary_key == ("user_id",)
+    assert dict(parsed.options) == {"connector": "datagen", "rows-per-second": "5"}
+    assert parsed.comment == "clicks"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE t (a INT) USING parquet",
+        "CREATE TABLE t USING csv OPTIONS (path 'x')",
+        "CREATE TABLE t AS WITH x AS (SELECT 1) SELECT * FROM x",
+        "CREATE TABLE t (a INT) TBLPROPERTIES ('a' = 'b')",
+        "CREATE VIEW v AS SELECT 1",
+    ],
+)
+def test_spark_ddl_is_left_to_spark(sql: str) -> None:
+    assert parse_connector_table(sql) is None
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"connector": "kafka"}, "valid connectors: blackhole, datagen, filesystem, print"),
+        ({}, "do not contain an option key 'connector'"),
+        ({"connector": "datagen", "rows-per-sec": "1"}, "valid options: rows-per-second"),
+        ({"connector": "datagen", "fields.zz.kind": "random"}, "names no physical column"),
+        ({"connector": "datagen", "fields.a.kind": "fancy"}, "valid kinds: random, sequence"),
+        ({"connector": "filesystem", "path": "/x"}, "requires the option 'format'"),
+        ({"connector": "filesystem", "path": "/x", "format": "avro"}, "valid formats: csv"),
+        ({"connector": "print", "path": "/x"}, "valid options: print-identifier"),
+    ],
+)
+def test_bad_definitions_name_the_valid_choices(options: dict[str, str], message: str) -> None:
+    body = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+    parsed = parse_connector_table(f"CREATE TABLE t (a INT, b STRING) WITH ({body})")
+    assert parsed is not None
+    with pytest.raises(ExecutionError, match=message):
+        check_definition(parsed)
+
+
+def test_bad_watermark_is_a_parse_error() -> None:
+    with pytest.raises(SqlParseError, match="watermark"):
+        parse_connector_table(
+            "CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR ts AS ts + 1) WITH ('connector'='x')"
+        )
+
+
+@pytest.mark.parametrize(
+    ("flink", "spark"),
+    [
+        ("VARCHAR(10)", "STRING"),
+        ("STRING", "STRING"),
+        ("INTEGER", "INT"),
+        ("TIMESTAMP(3)", "TIMESTAMP"),
+        ("TIMESTAMP_LTZ(3)", "TIMESTAMP"),
+        ("TIMESTAMP(3) WITH LOCAL TIME ZONE", "TIMESTAMP"),
+        ("BYTES", "BINARY"),
+        ("DECIMAL(10, 2)", "DECIMAL(10, 2)"),
+        ("BIGINT", "BIGINT"),
+    ],
+)
+def test_flink_types_map_to_spark(flink: str, spark: str) -> None:
+    assert spark_type(flink) == spark
+
+
+@pytest.mark.parametrize(
+    ("sql", "names"),
+    [
+        ("SELECT * FROM a", [("a",)]),
+        ("SELECT * FROM db.a JOIN b ON a.x = b.x", [("db", "a"), ("b",)]),
+        ("SELECT * FROM a, b WHERE x IN (SELECT y FROM c)", [("a",), ("b",), ("c",)]),
+        ("SELECT * FROM STREAM(a)", [("a",)]),
+        ("SELECT * FROM range(10)", []),
+        ("SELECT a, b FROM (SELECT 1 AS a, 2 AS b)", []),
+        ("TABLE a", [("a",)]),
+    ],
+)
+def test_table_references(sql: str, names: list[tuple[str, ...]]) -> None:
+    assert [ref.name for ref in table_references(sql)] == names
+
+
+def test_update_mode_pairs_before_and_after_per_key() -> None:
+    differ = ChangelogDiffer(OutputMode.UPDATE, key=(0,))
+    assert differ.apply([("a", 1), ("b", 1)]) == [(INS, ("a", 1)), (INS, ("b", 1))]
+    assert differ.apply([("a", 2), ("b", 1)]) == [(UB, ("a", 1)), (UA, ("a", 2))]
+    assert differ.state_size == 2
+
+
+def test_complete_mode_diffs_whole_results() -> None:
+    differ = ChangelogDiffer(OutputMode.COMPLETE)
+    first = differ.apply([(1,), (2,), (2,)])
+    second = differ.apply([(2,), (3,)])
+    assert Counter(first) == Counter([(INS, (1,)), (INS, (2,)), (INS, (2,))])
+    assert Counter(second) == Counter([(D, (1,)), (D, (2,)), (INS, (3,))])
+    assert replay(first + second) == Counter({(2,): 1, (3,): 1})
+
+
+def test_replay_refuses_retracting_an_absent_row() -> None:
+    with pytest.raises(ValueError, match="not in the table"):
+        replay([(INS, (1,)), (D, (2,))])

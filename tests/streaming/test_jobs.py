@@ -1,0 +1,196 @@
+"""Jobs: streaming and async INSERTs, SHOW/DESCRIBE/STOP JOB from any session,
+savepoints that resume exactly once, failures, and statement sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import name, run, wait_for
+
+
+def status(service: SparkGatewayService, session: SessionHandle, job_id: str) -> str:
+    rows = {r[0]: r for r in run(service, session, "SHOW JOBS")}
+    return str(rows[job_id][2])
+
+
+def sink_ids(spark: SparkSession, path: Path) -> list[int]:
+    """What a batch reader sees in the sink (only committed files, via _spark_metadata)."""
+    if not path.exists():
+        return []
+    return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
+
+
+def test_stop_with_savepoint_and_resume_is_exactly_once(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+) -> None:
+    rows = 100
+    src, sink = name("src"), name("sink")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+        f"'sequence', 'fields.id.start' = '0', 'fields.id.end' = '{rows - 1}', "
+        "'rows-per-second' = '10')",
+    )
+    path = tmp_path / "sink"
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{path}', 'format' = 'parquet')",
+    )
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    run(stream_service, session, "SET 'pipeline.name' = 'copy-ids'")
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
+    # Jobs are the gateway's: another session sees and stops it.
+    other = stream_service.open_session(SessionEnvironment())
+    try:
+        assert wait_for(lambda: len(sink_ids(spark, path)) >= 10, 60)
+        jobs = {r[0]: r for r in run(stream_service, other, "SHOW JOBS")}
+        assert jobs[job_id][1:3] == ("copy-ids", "RUNNING")
+        [(savepoint,)] = run(stream_service, other, f"STOP JOB '{job_id}' WITH SAVEPOINT")
+        assert status(stream_service, other, job_id) == "CANCELED"
+        before = sink_ids(spark, path)
+        assert before == list(range(len(before))) and len(before) < rows
+        run(stream_service, session, f"SET 'execution.savepoint.path' = '{savepoint}'")
+        [(resumed,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
+        assert wait_for(lambda: status(stream_service, other, resumed) == "FINISHED", 90)
+        assert sink_ids(spark, path) == list(range(rows))
+        described = dict(
+            zip(
+                [
+                    c.name
+                    for c in stream_service.get_operation_result_schema(
+                        session,
+                        stream_service.execute_statement(session, f"DESCRIBE JOB '{resumed}'"),
+                    ).columns
+                ],
+                run(stream_service, other, f"DESCRIBE JOB '{resumed}'")[0],
+                strict=True,
+            )
+        )
+        assert described["restored from"] == savepoint
+        assert described["status"] == "FINISHED"
+    finally:
+        stream_service.close_session(other)
+
+
+def test_a_streaming_job_outlives_its_session(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    src = name("src")
+    run(stream_service, session, f"CREATE TABLE {src} (a INT) WITH ('connector' = 'datagen')")
+    sink = name("hole")
+    run(stream_service, session, f"CREATE TABLE {sink} (a INT) WITH ('connector' = 'blackhole')")
+    submitter = stream_service.open_session(SessionEnvironment())
+    run(stream_service, submitter, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(stream_service, submitter, f"INSERT INTO {sink} SELECT a FROM {src}")
+    stream_service.close_session(submitter)
+    assert status(stream_service, session, job_id) == "RUNNING"
+    assert run(stream_service, session, f"STOP JOB '{job_id}'") == [("OK",)]
+    assert status(stream_service, session, job_id) == "CANCELED"
+    with pytest.raises(ExecutionError, match="not running"):
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+
+
+def test_a_failing_job_shows_failed_with_its_cause(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    src, sink = name("src"), name("hole")
+    run(stream_service, session, f"CREATE TABLE {src} (a INT) WITH ('connector' = 'datagen')")
+    run(stream_service, session, f"CREATE TABLE {sink} (a INT) WITH ('connector' = 'blackhole')")
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(
+        stream_service,
+        session,
+        f"INSERT INTO {sink} SELECT CASE WHEN a IS NOT NULL THEN raise_error('boom') END "
+        f"FROM {src}",
+    )
+    assert wait_for(lambda: status(stream_service, session, job_id) == "FAILED", 60)
+    [info] = run(stream_service, session, f"DESCRIBE JOB '{job_id}'")
+    assert "boom" in str(info[-2])
+    assert run(stream_service, session, "SELECT 1") == [(1,)]
+
+
+def test_async_batch_insert_returns_a_job_id_at_once(
+    spark: SparkSession, stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    target = name("t")
+    run(stream_service, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
+    run(stream_service, session, "SET 'table.dml-sync' = 'false'")
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {target} SELECT id FROM range(5)")
+    assert wait_for(lambda: status(stream_service, session, job_id) == "FINISHED", 60)
+    assert run(stream_service, session, f"SELECT count(*) FROM {target}") == [(5,)]
+
+
+def test_unknown_job_is_a_clear_error(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    with pytest.raises(ExecutionError, match="Could not find job 'nope'"):
+        run(stream_service, session, "DESCRIBE JOB 'nope'")
+
+
+@pytest.mark.parametrize("mode", ["batch", "streaming"])
+@pytest.mark.parametrize("form", ["begin-end", "execute"])
+def test_statement_sets_run_their_inserts_as_one_job(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    mode: str,
+    form: str,
+) -> None:
+    src, a, b = name("src"), name("a"), name("b")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+        "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '12', 'rows-per-second' = '20')",
+    )
+    for sink in (a, b):
+        run(
+            stream_service,
+            session,
+            f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
+            f"'path' = '{tmp_path / sink}', 'format' = 'parquet')",
+        )
+    run(stream_service, session, f"SET 'execution.runtime-mode' = '{mode}'")
+    inserts = [
+        f"INSERT INTO {a} SELECT id FROM {src} WHERE id % 2 = 0",
+        f"INSERT INTO {b} SELECT id FROM {src} WHERE id % 2 = 1",
+    ]
+    if form == "begin-end":
+        run(stream_service, session, "BEGIN STATEMENT SET")
+        for statement in inserts:
+            assert run(stream_service, session, statement) == [("OK",)]
+        [(job_id,)] = run(stream_service, session, "END")
+    else:
+        body = "; ".join(inserts)
+        [(job_id,)] = run(stream_service, session, f"EXECUTE STATEMENT SET BEGIN {body}; END")
+    if mode == "streaming":
+        assert wait_for(lambda: status(stream_service, session, job_id) == "FINISHED", 90)
+    assert sink_ids(spark, tmp_path / a) == [2, 4, 6, 8, 10, 12]
+    assert sink_ids(spark, tmp_path / b) == [1, 3, 5, 7, 9, 11]
+
+
+def test_only_inserts_enter_a_statement_set(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    run(stream_service, session, "BEGIN STATEMENT SET")
+    with pytest.raises(UnsupportedStatementError, match="Only INSERT statements"):
+        run(stream_service, session, "SELECT 1")
+    with pytest.raises(UnsupportedStatementError, match="empty"):
+        run(stream_service, session, "END")
+    with pytest.raises(UnsupportedStatementError, match="END without BEGIN"):
+        run(stream_service, session, "END")

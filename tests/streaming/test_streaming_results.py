@@ -1,0 +1,180 @@
+"""Streaming mode: queries run as Structured Streaming queries whose results are
+changelogs; cancel stops the query; a slow reader holds the query back."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.results import RowKind
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.api.status import OperationStatus
+from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.streaming.changelog import replay
+
+from .conftest import changes, make_service, name, run, wait_for
+
+AGGREGATE = "SELECT id % 3 AS m, count(*) AS c, sum(id) AS total FROM {t} GROUP BY id % 3"
+
+
+def make_source(service: SparkGatewayService, session: SessionHandle, rows: int = 40) -> str:
+    table = name("gen")
+    run(
+        service,
+        session,
+        f"CREATE TABLE {table} (id BIGINT, v DOUBLE) WITH ('connector' = 'datagen', "
+        f"'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{rows}', "
+        "'rows-per-second' = '30')",
+    )
+    return table
+
+
+def streaming(service: SparkGatewayService, session: SessionHandle) -> None:
+    run(service, session, "SET 'execution.runtime-mode' = 'streaming'")
+
+
+def active_queries(spark: SparkSession) -> list[str]:
+    """The gateway's queries still running in ``spark`` (a gateway session's Spark session)."""
+    return [q.name or "" for q in spark.streams.active if (q.name or "").startswith("sparkgate-")]
+
+
+def spark_of(service: SparkGatewayService, session: SessionHandle) -> SparkSession:
+    return service._session(session).spark
+
+
+def test_runtime_mode_is_validated(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    with pytest.raises(ExecutionError, match="valid values: batch, streaming"):
+        run(stream_service, session, "SET 'execution.runtime-mode' = 'fast'")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        AGGREGATE,
+        # The key is not in the output: the result is diffed whole (complete mode).
+        "SELECT count(*) AS c FROM {t} GROUP BY id % 2",
+        "SELECT id, id * 2 AS twice FROM {t} WHERE id % 2 = 0",
+    ],
+)
+def test_changelog_replays_to_the_batch_result(
+    stream_service: SparkGatewayService, session: SessionHandle, query: str
+) -> None:
+    table = make_source(stream_service, session)
+    expected = Counter(run(stream_service, session, query.format(t=table)))
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, query.format(t=table))
+    log = changes(stream_service, session, op)
+    assert replay(log) == expected
+    if query is AGGREGATE:
+        kinds = {kind for kind, _ in log}
+        assert RowKind.UPDATE_BEFORE in kinds and RowKind.UPDATE_AFTER in kinds
+        # Every UPDATE_BEFORE is immediately followed by the same key's UPDATE_AFTER.
+        for i, (kind, row) in enumerate(log):
+            if kind is RowKind.UPDATE_BEFORE:
+                assert log[i + 1][0] is RowKind.UPDATE_AFTER and log[i + 1][1][0] == row[0]
+
+
+def test_filesystem_source_streams_what_is_there_and_ends(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    table = name("fs")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {table} (word STRING, n INT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path / 'words'}', 'format' = 'json')",
+    )
+    run(stream_service, session, f"INSERT INTO {table} VALUES ('a', 1), ('b', 2), ('a', 3)")
+    run(stream_service, session, f"INSERT INTO {table} VALUES ('b', 4), ('c', 5)")
+    query = f"SELECT word, sum(n) AS s FROM {table} GROUP BY word"
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, query)
+    assert replay(changes(stream_service, session, op)) == Counter(
+        {("a", 4): 1, ("b", 6): 1, ("c", 5): 1}
+    )
+
+
+def test_spark_stream_syntax_gives_a_changelog_in_batch_mode(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    table = make_source(stream_service, session, rows=6)
+    op = stream_service.execute_statement(session, f"SELECT id FROM STREAM({table})")
+    assert sorted(row for _, row in changes(stream_service, session, op)) == [
+        (i,) for i in range(1, 7)
+    ]
+
+
+def test_cancel_stops_the_streaming_query(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    spark = spark_of(stream_service, session)
+    table = name("gen")
+    run(stream_service, session, f"CREATE TABLE {table} (a INT) WITH ('connector' = 'datagen')")
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, f"SELECT a FROM {table}")
+    assert changes(stream_service, session, op, until=lambda got: len(got) > 0)
+    assert active_queries(spark)
+    stream_service.cancel_operation(session, op)
+    assert stream_service.get_operation_info(session, op).status is OperationStatus.CANCELED
+    assert wait_for(lambda: not active_queries(spark), 30), active_queries(spark)
+
+
+def test_closing_the_session_stops_the_streaming_query(
+    stream_service: SparkGatewayService,
+) -> None:
+    handle = stream_service.open_session(SessionEnvironment())
+    spark = spark_of(stream_service, handle)
+    table = name("gen")
+    run(stream_service, handle, f"CREATE TABLE {table} (a INT) WITH ('connector' = 'datagen')")
+    streaming(stream_service, handle)
+    op = stream_service.execute_statement(handle, f"SELECT a FROM {table}")
+    assert changes(stream_service, handle, op, until=lambda got: len(got) > 0)
+    assert active_queries(spark)
+    stream_service.close_session(handle)
+    assert wait_for(lambda: not active_queries(spark), 30), active_queries(spark)
+
+
+def test_a_slow_reader_keeps_the_buffer_bounded(spark: SparkSession, data_dir: Path) -> None:
+    service = make_service(
+        spark,
+        **{
+            "sql-gateway.data-dir": str(data_dir),
+            "sql-gateway.result.buffer-rows": "50",
+            "execution.checkpointing.interval": "200 ms",
+            "execution.runtime-mode": "streaming",
+        },
+    )
+    try:
+        handle = service.open_session(SessionEnvironment())
+        spark = spark_of(service, handle)
+        table = name("gen")
+        run(
+            service,
+            handle,
+            f"CREATE TABLE {table} (a INT) WITH ('connector' = 'datagen', "
+            "'rows-per-second' = '200')",
+        )
+        op = service.execute_statement(handle, f"SELECT a FROM {table}")
+        assert wait_for(lambda: bool(active_queries(spark)), 30)
+        time.sleep(4)  # nobody fetches: ~40 rows per micro-batch would pile up
+        [query] = [q for q in spark.streams.active if (q.name or "").startswith("sparkgate-")]
+        held_back = query.lastProgress["batchId"] if query.lastProgress else 0
+        time.sleep(2)
+        still = query.lastProgress["batchId"] if query.lastProgress else 0
+        buffer = service._operation(handle, op)._fetcher.buffer  # type: ignore[union-attr]
+        assert buffer.peak_rows <= 50
+        assert still == held_back, "the query kept running while the buffer was full"
+        fetched = changes(service, handle, op, until=lambda got: len(got) >= 300)
+        assert len(fetched) >= 300 and buffer.peak_rows <= 50
+        service.close_operation(handle, op)
+        assert wait_for(lambda: not active_queries(spark), 30)
+    finally:
+        service.stop()
