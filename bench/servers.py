@@ -291,6 +291,10 @@ def start_rest_gateway(
         "sql-gateway.endpoint.type": "rest",
         "sql-gateway.endpoint.rest.address": HOST,
         "sql-gateway.endpoint.rest.port": str(port),
+        # Runs are interleaved across targets, so a session may sit idle for
+        # minutes while the others fetch; Spark's Thrift server keeps idle
+        # sessions for days, so the gateway must not expire them either.
+        "sql-gateway.session.idle-timeout": "2 h",
         **spark.conf(),
     }
     declared = _rest_option_keys()
