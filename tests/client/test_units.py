@@ -215,3 +215,24 @@ def test_table_view_pages_searches_and_cancels_on_early_exit() -> None:
     assert cancelled.is_set()  # left before the end: the query is cancelled
     assert len(pulled) < 1000  # it never read the whole result
     assert len(view.rows) <= 100
+
+
+def test_table_view_materialises_the_changelog() -> None:
+    schema = ResultSchema.of(("word", STRING), ("n", INT))
+    changes = [
+        [(RowKind.INSERT, ["a", "1"]), (RowKind.INSERT, ["b", "1"])],
+        [(RowKind.UPDATE_BEFORE, ["a", "1"]), (RowKind.UPDATE_AFTER, ["a", "2"])],
+        [(RowKind.DELETE, ["b", "1"]), (RowKind.INSERT, ["c", "5"])],
+    ]
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        view = TableView(
+            schema,
+            iter(changes),  # type: ignore[arg-type]
+            max_rows=100,
+            max_width=30,
+            input=pipe,
+            output=DummyOutput(),
+        )
+        view._fetch()  # read the whole (finite) stream without a screen
+    assert [row for _, row in view.rows] == [["a", "2"], ["c", "5"]]
+    assert all(kind is RowKind.INSERT for kind, _ in view.rows)

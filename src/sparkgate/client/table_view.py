@@ -89,7 +89,6 @@ class TableView:
         self.done = False
         self.error: str | None = None
         self.search_term = ""
-        self._show_kind = False
         self._widths = [type_width(t, max_width) for t in schema.types]
         self._widths_fixed = False
         self._lock = threading.Lock()
@@ -114,6 +113,22 @@ class TableView:
         """Rows received so far (including dropped ones)."""
         return self.dropped + len(self.rows)
 
+    def _apply(self, kind: RowKind, row: TextRow) -> None:
+        """Materialise the changelog (FLIP-24's materialized result stream).
+
+        An UPDATE_BEFORE or DELETE removes the latest equal row; a retraction
+        of a row that already fell off the front of the bounded view is moot.
+        """
+        if kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
+            for index in range(len(self.rows) - 1, -1, -1):
+                if self.rows[index][1] == row:
+                    del self.rows[index]
+                    return
+            return
+        if len(self.rows) == self.rows.maxlen:
+            self.dropped += 1
+        self.rows.append((RowKind.INSERT, row))
+
     def _fetch(self) -> None:
         try:
             while not self._stop.is_set():
@@ -129,13 +144,9 @@ class TableView:
                         by_content = column_widths(self.schema.names, sample, self._max_width)
                         self._widths = by_content
                         self._widths_fixed = True
-                    if any(kind is not RowKind.INSERT for kind, _ in page):
-                        self._show_kind = True
-                    for item in page:
-                        if len(self.rows) == self.rows.maxlen:
-                            self.dropped += 1
-                        self.rows.append(item)
-                    self.top = max(self.top, self.dropped)
+                    for kind, row in page:
+                        self._apply(kind, row)
+                    self.top = min(max(self.top, self.dropped), self.total)
                 self._update_want()
                 self.app.invalidate()
         except GatewayError as exc:
@@ -168,7 +179,7 @@ class TableView:
             width = self.app.output.get_size().columns
         except Exception:
             log.debug("No terminal size", exc_info=True)
-        used = 4 if self._show_kind else 0
+        used = 0
         shown: list[int] = []
         for i in range(self.column, len(self._widths)):
             if shown and used + self._widths[i] + 3 > width:
@@ -181,8 +192,6 @@ class TableView:
         cols = self._visible_columns()
         names = self.schema.names
         cells = [_fit_left(names[i], self._widths[i]) for i in cols]
-        if self._show_kind:
-            cells.insert(0, "op")
         return [("class:header", " " + " | ".join(cells) + " ")]
 
     def _body(self) -> StyleAndTextTuples:
@@ -192,13 +201,11 @@ class TableView:
             start = self.top - self.dropped
             visible = list(self.rows)[start : start + self._height()] if start >= 0 else []
         term = self.search_term.lower()
-        for kind, row in visible:
+        for _kind, row in visible:
             cells = [
                 _fit_left(NULL_TEXT if row[i] is None else str(row[i]), self._widths[i])
                 for i in cols
             ]
-            if self._show_kind:
-                cells.insert(0, kind.value)
             line = " " + " | ".join(cells) + " "
             if term and term in line.lower():
                 out.append(("class:match", line))
