@@ -76,7 +76,3 @@ class OperationManager:
     def __len__(self) -> int:
         with self._lock:
             return len(self._operations)
-
-    def operations(self) -> list[Operation]:
-        with self._lock:
-            return list(self._operations.values())

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -335,7 +335,3 @@ class Operation:
             lines = self._log[self._log_cursor : self._log_cursor + max_rows]
             self._log_cursor += len(lines)
             return lines
-
-    def iter_log(self) -> Iterator[str]:
-        with self._log_lock:
-            return iter(list(self._log))

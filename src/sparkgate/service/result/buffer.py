@@ -146,7 +146,3 @@ class ResultBuffer:
     def buffered_rows(self) -> int:
         with self._cond:
             return self._rows
-
-    @property
-    def closed(self) -> bool:
-        return self._closed

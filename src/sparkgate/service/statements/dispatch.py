@@ -34,7 +34,6 @@ __all__ = ["OK_SCHEMA", "ok_result", "statement_executor", "table_result"]
 log = logging.getLogger(__name__)
 
 OK_SCHEMA = ResultSchema.of(("result", STRING))
-JOB_ID_SCHEMA = ResultSchema.of(("job id", STRING))
 _QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
 
 _LATER = {
