@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ from sparkgate.service.streaming.changelog import replay
 from tests.client.helpers import text_client
 from tests.rest.conftest import settings, submit, walk
 
-from .conftest import name
+from .conftest import name, wait_for
 
 SOURCE = (
     "CREATE TABLE {t} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
@@ -79,3 +80,42 @@ def test_sql_client_changelog_mode_prints_the_changes(
     assert "Received a total of" in text
     finals = [line for line in text.splitlines() if line.startswith("| +U |")]
     assert any(line.split("|")[3].strip() == "15" for line in finals)
+
+
+def test_statement_sets_and_jobs_over_rest(http: httpx.Client, tmp_path: Path) -> None:
+    def rows_of(handle: str, statement: str) -> list[list[object]]:
+        op = submit(http, handle, statement)
+        bodies = walk(http, f"/v4/sessions/{handle}/operations/{op}/result/0?rowFormat=JSON")
+        return [row["fields"] for b in bodies if "results" in b for row in b["results"]["data"]]
+
+    handle = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+    src, a, b = name("src"), name("a"), name("b")
+    rows_of(handle, SOURCE.format(t=src))
+    for sink in (a, b):
+        rows_of(
+            handle,
+            f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
+            f"'path' = '{tmp_path / sink}', 'format' = 'parquet')",
+        )
+    assert rows_of(handle, "SET 'pipeline.name' = 'rest set'") == [["OK"]]
+    # Asynchronous DML makes the set a job of the gateway's registry.
+    assert rows_of(handle, "SET 'table.dml-sync' = 'false'") == [["OK"]]
+    assert rows_of(handle, "BEGIN STATEMENT SET") == [["OK"]]
+    assert rows_of(handle, f"INSERT INTO {a} SELECT id FROM {src} WHERE id % 2 = 0") == [["OK"]]
+    assert rows_of(handle, f"INSERT INTO {b} SELECT id FROM {src} WHERE id % 2 = 1") == [["OK"]]
+    [[job_id]] = rows_of(handle, "END")
+    # Another session sees the job in SHOW JOBS and DESCRIBE JOB.
+    other = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+
+    def job_row() -> list[object] | None:
+        jobs = {str(row[0]): row for row in rows_of(other, "SHOW JOBS")}
+        return jobs.get(str(job_id))
+
+    assert wait_for(lambda: (job_row() or [None, None, None])[2] == "FINISHED", 90)
+    assert "rest set" in (job_row() or [])
+    assert rows_of(handle, f"SELECT count(*) FROM {a}") == [[15]]
+    assert rows_of(handle, f"SELECT count(*) FROM {b}") == [[15]]
+    described = rows_of(other, f"DESCRIBE JOB '{job_id}'")
+    assert described and str(described[0][0]) == job_id
+    for h in (handle, other):
+        http.delete(f"/v4/sessions/{h}")
