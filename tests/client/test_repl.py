@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from pathlib import Path
 import httpx
 import pexpect
 import pytest
+
+from tests.processes import free_port
 
 SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
 PROMPT = "Spark SQL> "
@@ -32,12 +33,6 @@ ENV = {
     "COLUMNS": "160",
     "LINES": "40",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def engine_options(data_dir: Path) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from .conftest import free_port
+from tests.processes import free_port, read_until_running
 
 SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
 ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
@@ -42,17 +42,8 @@ def test_start_foreground_serves_rest_until_sigterm(tmp_path: Path) -> None:
         cwd=tmp_path,
         env=ENV,
     )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 180
     try:
-        for line in proc.stdout:
-            lines.append(line)
-            if "is running on Spark" in line:
-                break
-            assert time.monotonic() < deadline, "".join(lines)
-        else:
-            raise AssertionError("gateway exited early:\n" + "".join(lines))
+        lines = read_until_running(proc, 180)
         assert f"http://127.0.0.1:{port}" in lines[-1]
         base = f"http://127.0.0.1:{port}/v4"
         session = httpx.post(f"{base}/sessions", json={}).json()["sessionHandle"]

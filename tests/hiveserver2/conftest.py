@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -98,12 +97,6 @@ def run_client(
     if not lines:
         raise AssertionError(f"client printed nothing:\n{proc.stderr}")
     return json.loads(lines[-1])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

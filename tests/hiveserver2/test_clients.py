@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,10 @@ from tests.hiveserver2.conftest import (
     USER,
     Running,
     client_venv,
-    free_port,
     run_client,
     wait_for,
 )
+from tests.processes import free_port, read_until_running
 
 PYHIVE_SCRIPT = r"""
 import json, sys
@@ -170,17 +169,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, int]
         cwd=data_dir,
         env={**os.environ, "SPARKGATE_CONF_DIR": ""},
     )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 240
     try:
-        for line in proc.stdout:
-            lines.append(line)
-            if "is running on Spark" in line:
-                break
-            assert time.monotonic() < deadline, "".join(lines)
-        else:
-            raise AssertionError("gateway exited early:\n" + "".join(lines))
+        read_until_running(proc, 240)
         yield ports
     finally:
         proc.terminate()
