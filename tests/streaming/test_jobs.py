@@ -3,6 +3,7 @@ savepoints that resume exactly once, failures, and statement sets."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.streaming.jobs import JobRegistry, JobStatus
 
 from .conftest import name, run, wait_for
 
@@ -132,6 +134,53 @@ def test_async_batch_insert_returns_a_job_id_at_once(
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {target} SELECT id FROM range(5)")
     assert wait_for(lambda: status(stream_service, session, job_id) == "FINISHED", 60)
     assert run(stream_service, session, f"SELECT count(*) FROM {target}") == [(5,)]
+
+
+def test_synchronous_dml_is_listed_as_a_job(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    target = name("t")
+    run(stream_service, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
+    run(stream_service, session, "SET 'pipeline.name' = 'fill'")
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {target} SELECT id FROM range(3)")
+    # Synchronous: the rows are there when the statement returns, and the job is listed.
+    assert run(stream_service, session, f"SELECT count(*) FROM {target}") == [(3,)]
+    other = stream_service.open_session(SessionEnvironment())
+    try:
+        jobs = {r[0]: r for r in run(stream_service, other, "SHOW JOBS")}
+        assert jobs[job_id][1:3] == ("fill", "FINISHED")
+        with pytest.raises(ExecutionError, match="boom"):
+            run(
+                stream_service,
+                session,
+                f"INSERT INTO {target} SELECT raise_error('boom') FROM range(1)",
+            )
+        failed = [r for r in run(stream_service, other, "SHOW JOBS") if r[0] not in jobs]
+        assert [r[1:3] for r in failed] == [("fill", "FAILED")]
+        [info] = run(stream_service, other, f"DESCRIBE JOB '{failed[0][0]}'")
+        assert "boom" in str(info[-2])
+    finally:
+        stream_service.close_session(other)
+
+
+def test_ended_jobs_make_room_beyond_the_job_store_capacity(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    registry = JobRegistry(tmp_path, max_ended=2)
+    sc = spark.sparkContext
+    ids = [
+        registry.run_batch(sc, f"INSERT {i}", None, lambda: None, cancelled=lambda: False).id
+        for i in range(4)
+    ]
+    gate = threading.Event()
+    running = registry.submit_batch(sc, "INSERT slow", None, gate.wait)
+    try:
+        assert [j.id for j in registry.jobs()] == [*ids[-2:], running.id]
+        assert registry.get(ids[-1]).status is JobStatus.FINISHED
+        assert registry.get(running.id).status is JobStatus.RUNNING
+    finally:
+        gate.set()
+    assert running.done.wait(10) and running.status is JobStatus.FINISHED
 
 
 def test_unknown_job_is_a_clear_error(

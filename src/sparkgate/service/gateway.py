@@ -103,7 +103,11 @@ class SparkGatewayService:
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
         )
         self._log_handler: OperationLogHandler | None = None
-        self._jobs = JobRegistry(Path(config.get(options.DATA_DIR)))
+        self._jobs = JobRegistry(
+            Path(config.get(options.DATA_DIR)),
+            max_ended=config.get(options.JOBSTORE_MAX_CAPACITY),
+            ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
+        )
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------

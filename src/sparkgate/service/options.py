@@ -23,6 +23,8 @@ __all__ = [
     "CHECKPOINTING_INTERVAL",
     "DATA_DIR",
     "DML_SYNC",
+    "JOBSTORE_EXPIRATION_TIME",
+    "JOBSTORE_MAX_CAPACITY",
     "OPERATION_LOG_ENABLED",
     "PIPELINE_NAME",
     "RESULT_BATCH_ROWS",
@@ -49,8 +51,7 @@ SESSION_IDLE_TIMEOUT = duration_option(
 SESSION_CHECK_INTERVAL = duration_option(
     "sql-gateway.session.check-interval",
     timedelta(minutes=1),
-    "How often idle sessions are looked for. "
-    "Zero or a negative value disables the check.",
+    "How often idle sessions are looked for. Zero or a negative value disables the check.",
 )
 
 SESSION_MAX_NUM = int_option(
@@ -154,6 +155,20 @@ PIPELINE_NAME = string_option(
     "The name of the next job (SHOW JOBS); by default the INSERT statement's text.",
 )
 
+JOBSTORE_EXPIRATION_TIME = duration_option(
+    "jobstore.expiration-time",
+    timedelta(hours=1),
+    "How long SHOW JOBS keeps listing a job after it ended.",
+    min_value=timedelta(0),
+)
+
+JOBSTORE_MAX_CAPACITY = int_option(
+    "jobstore.max-capacity",
+    1000,
+    "How many ended jobs SHOW JOBS keeps at most; the oldest make room first.",
+    min_value=0,
+)
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_CHECK_INTERVAL,
@@ -171,4 +186,6 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     CHECKPOINTING_INTERVAL,
     SAVEPOINT_PATH,
     PIPELINE_NAME,
+    JOBSTORE_EXPIRATION_TIME,
+    JOBSTORE_MAX_CAPACITY,
 )

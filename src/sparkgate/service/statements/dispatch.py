@@ -139,22 +139,13 @@ def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) 
     elif parsed.kind in (StatementKind.DDL, StatementKind.OTHER):
         streaming.invalidate_tables()
     if parsed.kind is StatementKind.DML:
-        inserted = streaming.run_insert(session, parsed, operation)
-        if inserted is not None:
-            return inserted
+        return streaming.run_dml(session, parsed, operation)
     prepared = streaming.query_execution(session, parsed, operation) if parsed.is_query else None
     if isinstance(prepared, Execution):
         return prepared
     df = prepared if prepared is not None else _spark_sql(session, parsed.text)
     if df.isStreaming:  # Spark's STREAM(t): its rows are a changelog too
         return streaming.streaming_execution(session, df, operation)
-    if parsed.kind is StatementKind.DML:
-        job_id = operation.handle.identifier.hex
-        return table_result(
-            ["job id"],
-            [[job_id]],
-            ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT, job_id=job_id),
-        )
     if not df.schema.fields:
         return ok_result()
     try:

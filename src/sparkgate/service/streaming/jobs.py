@@ -1,7 +1,8 @@
 """The gateway-wide registry of jobs: INSERTs that run on after their statement.
 
-A job is either a batch job (a thread running Spark writes under the job's
-own job tag, so STOP JOB cancels exactly its Spark jobs) or a streaming job
+A job is either a batch job (Spark writes under the job's own job tag, so
+STOP JOB cancels exactly its Spark jobs; on a thread of its own, or on the
+statement's thread when ``table.dml-sync`` is true) or a streaming job
 (one StreamingQuery per INSERT, each checkpointing under
 ``<data-dir>/checkpoints/<job id>/<n>``). Jobs belong to the gateway, not to
 a session: SHOW JOBS, DESCRIBE JOB and STOP JOB work from any session and a
@@ -135,8 +136,13 @@ def _copy_dir(sc: SparkContext, source: str, target: str) -> None:
 class JobRegistry:
     """Every job of the gateway; a monitor thread notices streams that end."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(
+        self, data_dir: Path, *, max_ended: int = 1000, ended_ttl_s: float = 3600.0
+    ) -> None:
         self.data_dir = data_dir.expanduser()
+        # Ended jobs stay listed for a while (Flink's job store), then make room.
+        self._max_ended = max_ended
+        self._ended_ttl_s = ended_ttl_s
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -147,7 +153,53 @@ class JobRegistry:
         job_id = uuid.uuid4().hex
         job = Job(job_id, name or _default_name(statement), statement, streaming)
         with self._lock:
+            self._evict()
             self._jobs[job_id] = job
+        return job
+
+    def _evict(self) -> None:
+        """Forget ended jobs past their time or beyond capacity (lock held)."""
+        ended = sorted(
+            (j for j in self._jobs.values() if j.end_time is not None),
+            key=lambda j: j.end_time or 0.0,
+        )
+        horizon = time.time() - self._ended_ttl_s
+        excess = len(ended) - self._max_ended
+        for index, job in enumerate(ended):
+            if index < excess or (job.end_time or 0.0) < horizon:
+                del self._jobs[job.id]
+
+    def _run_tagged(self, sc: SparkContext, job: Job, action: Callable[[], None]) -> None:
+        sc.addJobTag(job.tag)
+        try:
+            action()
+        finally:
+            sc.removeJobTag(job.tag)
+        self._end(job, JobStatus.FINISHED)
+
+    def run_batch(
+        self,
+        sc: SparkContext,
+        statement: str,
+        name: str | None,
+        action: Callable[[], None],
+        *,
+        cancelled: Callable[[], bool],
+    ) -> Job:
+        """Run ``action`` on the calling thread as a listed job (synchronous DML).
+
+        Its errors propagate to the caller; ``cancelled`` tells a cancelled
+        statement from a failed one.
+        """
+        job = self._new(name, statement, streaming=False)
+        try:
+            self._run_tagged(sc, job, action)
+        except BaseException as exc:
+            if cancelled():
+                self._end(job, JobStatus.CANCELED)
+            else:
+                self._fail(job, exc)
+            raise
         return job
 
     def submit_batch(
@@ -161,15 +213,11 @@ class JobRegistry:
         job = self._new(name, statement, streaming=False)
 
         def run() -> None:
-            sc.addJobTag(job.tag)
             sc.setJobDescription(f"{job.name} ({job.id})")
             try:
-                action()
-                self._end(job, JobStatus.FINISHED)
+                self._run_tagged(sc, job, action)
             except BaseException as exc:
                 self._fail(job, exc)
-            finally:
-                sc.removeJobTag(job.tag)
 
         threading.Thread(target=run, name=f"sparkgate-job-{job.id[:8]}", daemon=True).start()
         log.info("Submitted batch job %s (%s)", job.id, job.name)

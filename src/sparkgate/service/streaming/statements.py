@@ -20,6 +20,7 @@ import pyarrow as pa
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.results import ResultKind
+from sparkgate.api.status import OperationStatus
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import options
 from sparkgate.service.operation.operation import Execution
@@ -51,8 +52,8 @@ __all__ = [
     "invalidate_tables",
     "query_execution",
     "registry_of",
+    "run_dml",
     "run_gateway_statement",
-    "run_insert",
     "streaming_execution",
 ]
 
@@ -69,6 +70,7 @@ GATEWAY_KINDS = frozenset(
     }
 )
 _MODES = ("batch", "streaming")
+_STOPPED = frozenset({OperationStatus.CANCELED, OperationStatus.CLOSED, OperationStatus.TIMEOUT})
 _QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM", "("})
 
 _registries: weakref.WeakKeyDictionary[Session, JobRegistry] = weakref.WeakKeyDictionary()
@@ -338,6 +340,11 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
     sink = resolve.lookup(spark, insert.target)
     if sink is not None:
         connectors.sink_kind(sink)
+    elif not streaming and not any(
+        resolve.lookup(spark, ref.name) is not None
+        for ref in resolve.table_references(insert.query)
+    ):
+        return _Plan(text, None)  # plain Spark SQL: run the statement as written
     try:
         with resolve.resolved(
             spark, insert.query, streaming=streaming, trigger_s=_trigger_s(session)
@@ -424,31 +431,23 @@ def _submit(
     if _streaming(session) or not _option(session, options.DML_SYNC):
         return _job_result(registry.submit_batch(sc, statement, name, action).id)
     try:
-        action()
+        job = registry.run_batch(
+            sc, statement, name, action, cancelled=lambda: operation.status in _STOPPED
+        )
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return _job_result(operation.handle.identifier.hex)
+    return _job_result(job.id)
 
 
-def run_insert(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution | None:
-    """An INSERT the gateway runs (connectors, streaming, async); None leaves it to Spark."""
-    streaming = _streaming(session)
+def run_dml(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
+    """Run DML as a job of the registry: streaming, asynchronous or synchronous."""
     if parsed.keyword.upper() != "INSERT":
-        if streaming:
+        if _streaming(session):
             raise UnsupportedStatementError(f"Only INSERT runs as a streaming job: {parsed.text}")
-        return None
-    sync = bool(_option(session, options.DML_SYNC))
-    insert = _split_insert(parsed.text)
-    if not streaming and sync:
-        if insert is None:
-            return None
-        touches = resolve.lookup(session.spark, insert.target) is not None or any(
-            resolve.lookup(session.spark, ref.name) is not None
-            for ref in resolve.table_references(insert.query)
-        )
-        if not touches:
-            return None
-    return _submit(session, operation, [_plan(session, parsed.text, streaming)], parsed.text)
+        plan = _Plan(parsed.text, None)  # UPDATE, DELETE, MERGE, LOAD DATA: Spark's own
+    else:
+        plan = _plan(session, parsed.text, _streaming(session))
+    return _submit(session, operation, [plan], parsed.text)
 
 
 # -- jobs and statement sets ------------------------------------------------------
