@@ -138,6 +138,9 @@ def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) 
             return created
     elif parsed.kind in (StatementKind.DDL, StatementKind.OTHER):
         streaming.invalidate_tables()
+        dropped = streaming.drop_temporary_table(session, parsed.text)
+        if dropped is not None:
+            return dropped
     if parsed.kind is StatementKind.DML:
         return streaming.run_dml(session, parsed, operation)
     prepared = streaming.query_execution(session, parsed, operation) if parsed.is_query else None

@@ -9,7 +9,9 @@ computed columns and watermark), which are dropped again once Spark has
 analysed the statement: the analysed plan holds the frames themselves.
 
 Lookups go to the metastore once per name; the answers are cached until the
-gateway runs any DDL (:func:`invalidate`).
+gateway runs any DDL (:func:`invalidate`). A temporary connector table is a
+temporary view of its session (so it shadows tables and lists as Spark's temporary
+views do) whose definition the gateway keeps beside it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
@@ -36,8 +39,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Reference",
     "Resolution",
+    "forget_temporary",
     "invalidate",
     "lookup",
+    "register_temporary",
     "resolved",
     "table_references",
 ]
@@ -50,6 +55,9 @@ _SESSION_CATALOG = "spark_catalog"
 
 _cache: dict[tuple[str, str], TableDefinition | None] = {}
 _cache_lock = threading.Lock()
+_temporary: weakref.WeakKeyDictionary[SparkSession, dict[str, _Temporary]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,35 @@ def invalidate() -> None:
         _cache.clear()
 
 
+@dataclass(frozen=True)
+class _Temporary:
+    definition: TableDefinition
+    # The view's Java plan: a view replaced under the same name is not ours any more.
+    plan: Any
+
+
+def register_temporary(spark: SparkSession, definition: TableDefinition) -> None:
+    """Remember the session's temporary connector table behind its temporary view."""
+    view = definition.name[-1]
+    plan = spark._jsparkSession.sessionState().catalog().getTempView(view).get()
+    _temporary.setdefault(spark, {})[view.lower()] = _Temporary(definition, plan)
+
+
+def forget_temporary(spark: SparkSession, view: str) -> None:
+    _temporary.get(spark, {}).pop(view.lower(), None)
+
+
+def _temporary_view(spark: SparkSession, view: str) -> tuple[bool, TableDefinition | None]:
+    """Whether a temporary view ``view`` exists, and its connector definition if any."""
+    found = spark._jsparkSession.sessionState().catalog().getTempView(view)
+    if not found.isDefined():
+        return False, None
+    temporary = _temporary.get(spark, {}).get(view.lower())
+    if temporary is None or not temporary.plan.equals(found.get()):
+        return True, None
+    return True, temporary.definition
+
+
 def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | None:
     if len(name) == 3 and name[0].lower() != _SESSION_CATALOG:
         return None
@@ -139,17 +176,18 @@ def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | No
         return name[-2].lower(), name[-1].lower()
     if len(name) != 1:
         return None
-    jsession = spark._jsparkSession
-    manager = jsession.sessionState().catalogManager()
+    manager = spark._jsparkSession.sessionState().catalogManager()
     if manager.currentCatalog().name() != _SESSION_CATALOG:
         return None
-    if jsession.sessionState().catalog().getTempView(name[0]).isDefined():
-        return None  # a temporary view shadows the table, as in Spark
     return str(manager.currentNamespace()[0]).lower(), name[0].lower()
 
 
 def lookup(spark: SparkSession, name: tuple[str, ...]) -> TableDefinition | None:
     """The connector definition stored for ``name``, or None for any other table."""
+    if len(name) == 1:
+        shadowed, temporary = _temporary_view(spark, name[0])
+        if shadowed:  # a temporary view shadows the table, as in Spark
+            return temporary
     qualified = _qualify(spark, name)
     if qualified is None:
         return None

@@ -48,6 +48,7 @@ __all__ = [
     "bind",
     "check_option",
     "create_connector_table",
+    "drop_temporary_table",
     "in_statement_set",
     "invalidate_tables",
     "query_execution",
@@ -167,13 +168,10 @@ def create_connector_table(session: Session, text: str) -> Execution | None:
     resolve.invalidate()
     if definition is None:
         return None
-    if definition.temporary:
-        raise UnsupportedStatementError(
-            "CREATE TEMPORARY TABLE ... WITH is not supported by sparkgate yet: create a "
-            "permanent table"
-        )
     connectors.check_definition(definition)
     spark = session.spark
+    if definition.temporary:
+        return _create_temporary(session, definition)
     if definition.connector == "filesystem":
         _make_dirs(session, definition.options["path"])
         body = None
@@ -188,6 +186,57 @@ def create_connector_table(session: Session, text: str) -> Execution | None:
     finally:
         resolve.invalidate()
     log.info("Created %s table %s", definition.connector, ".".join(definition.name))
+    return _ok()
+
+
+def _create_temporary(session: Session, definition: TableDefinition) -> Execution:
+    """A temporary connector table: a temporary view of the session, as Spark's are."""
+    if len(definition.name) != 1:
+        raise UnsupportedStatementError(
+            "A temporary table's name has one part (it lives in the session, as Spark's "
+            f"temporary views do): {'.'.join(definition.name)}"
+        )
+    spark = session.spark
+    view = definition.name[0]
+    if spark._jsparkSession.sessionState().catalog().getTempView(view).isDefined():
+        if definition.if_not_exists:
+            return _ok()
+        raise ExecutionError(
+            f"Temporary table '{view}' already exists",
+            causes=(f"ValidationException: temporary table '{view}' already exists",),
+        )
+    if definition.connector == "filesystem":
+        _make_dirs(session, definition.options["path"])
+    try:
+        connectors.batch_frame(spark, definition).createTempView(view)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    resolve.register_temporary(spark, definition)
+    log.info("Created temporary %s table %s", definition.connector, view)
+    return _ok()
+
+
+def drop_temporary_table(session: Session, text: str) -> Execution | None:
+    """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name``; None for other statements."""
+    tokens = [t for t in tokenize(text) if not t.is_comment]
+    if tokens and tokens[-1].kind is TokenKind.SEMICOLON:
+        tokens.pop()
+    words = [t.upper for t in tokens]
+    if words[:3] != ["DROP", "TEMPORARY", "TABLE"]:
+        return None
+    if_exists = words[3:5] == ["IF", "EXISTS"]
+    rest = tokens[5:] if if_exists else tokens[3:]
+    if len(rest) != 1 or rest[0].kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+        raise UnsupportedStatementError(
+            f"Expected DROP TEMPORARY TABLE [IF EXISTS] name (one part): {text}"
+        )
+    view = unquote(rest[0])
+    resolve.forget_temporary(session.spark, view)
+    if not session.spark.catalog.dropTempView(view) and not if_exists:
+        raise ExecutionError(
+            f"Temporary table '{view}' does not exist",
+            causes=(f"ValidationException: temporary table '{view}' does not exist",),
+        )
     return _ok()
 
 
