@@ -34,7 +34,6 @@ __all__ = [
     "check_definition",
     "datagen_select",
     "invalid",
-    "require_physical_match",
     "sink_kind",
     "sink_select",
     "spark_type",
@@ -127,6 +126,8 @@ def check_definition(definition: TableDefinition) -> None:
                 f"Unsupported option '{key}' for connector '{connector}'; valid options: "
                 + ", ".join(allowed)
             )
+    if definition.partition_keys and connector != "filesystem":
+        raise invalid(f"Connector '{connector}' does not support PARTITIONED BY")
     if connector == "filesystem":
         for required in ("path", "format"):
             if required not in definition.options:
@@ -165,9 +166,14 @@ def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
         options = [f"path {_literal(definition.options['path'])}"]
         if "csv.field-delimiter" in definition.options:
             options.append(f"sep {_literal(definition.options['csv.field-delimiter'])}")
+        partitioned = (
+            f" PARTITIONED BY ({', '.join(_ident(k) for k in definition.partition_keys)})"
+            if definition.partition_keys
+            else ""
+        )
         return (
             f"CREATE TABLE{exists} {name} ({_physical_ddl(definition)}) USING {fmt} "
-            f"OPTIONS ({', '.join(options)}){comment} {props}"
+            f"OPTIONS ({', '.join(options)}){partitioned}{comment} {props}"
         )
     assert batch_select is not None
     return f"CREATE VIEW{exists} {name}{comment} {props} AS {batch_select}"
@@ -351,6 +357,8 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
     kind = sink_kind(definition)
     if kind == "filesystem":
         writer = df.write.format(definition.options["format"]).mode("append")
+        if definition.partition_keys:
+            writer = writer.partitionBy(*definition.partition_keys)
         if "csv.field-delimiter" in definition.options:
             writer = writer.option("sep", definition.options["csv.field-delimiter"])
         writer.save(definition.options["path"])
@@ -370,24 +378,11 @@ def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStre
         writer = writer.format(definition.options["format"]).option(
             "path", definition.options["path"]
         )
+        if definition.partition_keys:
+            writer = writer.partitionBy(*definition.partition_keys)
         if "csv.field-delimiter" in definition.options:
             writer = writer.option("sep", definition.options["csv.field-delimiter"])
         return writer
     if kind == "print":
         return writer.foreachBatch(_print_rows(definition))
     return writer.format("noop")
-
-
-def require_physical_match(df: DataFrame, definition: TableDefinition) -> DataFrame:
-    """Name the query's columns after the sink's physical columns, by position (as Flink)."""
-    names = [c.name for c in definition.physical]
-    if len(df.columns) != len(names):
-        raise ExecutionError(
-            f"Column count mismatch: the query has {len(df.columns)} columns, sink "
-            f"{'.'.join(definition.name)} has {len(names)} ({', '.join(names)})"
-        )
-    casts = [
-        f"CAST({_ident(src)} AS {spark_type(c.type or '')}) AS {_ident(c.name)}"
-        for src, c in zip(df.columns, definition.physical, strict=True)
-    ]
-    return df.selectExpr(*casts)

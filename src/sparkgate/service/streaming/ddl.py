@@ -83,6 +83,7 @@ class TableDefinition:
     temporary: bool = False
     comment: str | None = None
     primary_key: tuple[str, ...] = field(default=())
+    partition_keys: tuple[str, ...] = field(default=())
 
     @property
     def connector(self) -> str:
@@ -104,6 +105,7 @@ class TableDefinition:
                 if self.watermark is None
                 else {"column": self.watermark.column, "expression": self.watermark.expression},
                 "primary_key": list(self.primary_key),
+                "partition_keys": list(self.partition_keys),
             },
             sort_keys=True,
         )
@@ -118,6 +120,7 @@ class TableDefinition:
             options=dict(data["options"]),
             watermark=None if mark is None else Watermark(**mark),
             primary_key=tuple(data.get("primary_key", ())),
+            partition_keys=tuple(data.get("partition_keys", ())),
         )
 
 
@@ -234,6 +237,7 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         return None
     items = src.group()
     comment: str | None = None
+    partition_keys: tuple[str, ...] = ()
     while src.i < len(src.tokens) and not (
         src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN
     ):
@@ -241,7 +245,10 @@ def parse_connector_table(text: str) -> TableDefinition | None:
             comment = unquote(src.tokens[src.i])
             src.i += 1
         elif src.accept("PARTITIONED", "BY"):
-            src.group()  # partitions are a layout detail the gateway does not model
+            keys = src.group()
+            if any(len(key) != 1 for key in keys):
+                raise SqlParseError("PARTITIONED BY expects column names")
+            partition_keys = tuple(unquote(key[0]) for key in keys)
         else:
             return None  # USING, OPTIONS, AS SELECT, ...: Spark's own DDL
     if not src.accept("WITH"):
@@ -269,6 +276,10 @@ def parse_connector_table(text: str) -> TableDefinition | None:
             columns.append(parsed)
     if not columns:
         raise SqlParseError("CREATE TABLE needs at least one column")
+    physical = {c.name.lower() for c in columns if c.is_physical}
+    for key in partition_keys:
+        if key.lower() not in physical:
+            raise SqlParseError(f"partition column {key} is not a physical column")
     if watermark is not None:
         if watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
@@ -282,4 +293,5 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         temporary=temporary,
         comment=comment,
         primary_key=primary_key,
+        partition_keys=partition_keys,
     )

@@ -30,6 +30,7 @@ from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
 from sparkgate.service.streaming import connectors, resolve
 from sparkgate.service.streaming.ddl import TableDefinition, parse_connector_table
+from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.jobs import JobRegistry
 from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
 from sparkgate.sql.lexer import TokenKind, tokenize, unquote
@@ -306,60 +307,6 @@ def streaming_execution(
 # -- INSERT ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Insert:
-    target: tuple[str, ...]
-    overwrite: bool
-    query: str
-
-
-def _split_insert(text: str) -> _Insert | None:
-    """``INSERT INTO|OVERWRITE [TABLE] name query``; None for other forms."""
-    tokens = [t for t in tokenize(text) if not t.is_comment]
-    if tokens and tokens[-1].kind is TokenKind.SEMICOLON:
-        tokens.pop()
-    if (
-        len(tokens) < 4
-        or tokens[0].upper != "INSERT"
-        or tokens[1].upper not in ("INTO", "OVERWRITE")
-    ):
-        return None
-    overwrite = tokens[1].upper == "OVERWRITE"
-    i = 3 if tokens[2].upper == "TABLE" else 2
-    parts: list[str] = []
-    while i < len(tokens) and tokens[i].kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        parts.append(unquote(tokens[i]))
-        i += 1
-        if i < len(tokens) and tokens[i].kind is TokenKind.DOT:
-            i += 1
-            continue
-        break
-    if not parts or i >= len(tokens):
-        return None
-    nxt = tokens[i]
-    if nxt.kind is TokenKind.WORD and nxt.upper not in (
-        "SELECT",
-        "WITH",
-        "VALUES",
-        "TABLE",
-        "FROM",
-    ):
-        return None  # PARTITION, BY NAME, REPLACE WHERE, IF NOT EXISTS: Spark's forms
-    if (
-        nxt.kind is TokenKind.LPAREN
-        and i + 1 < len(tokens)
-        and tokens[i + 1].upper
-        not in (
-            "SELECT",
-            "WITH",
-            "VALUES",
-            "(",
-        )
-    ):
-        return None  # a column list
-    return _Insert(tuple(parts), overwrite, text[nxt.start : tokens[-1].end])
-
-
 @dataclass
 class _Plan:
     """One INSERT, prepared: its frame and where the rows go."""
@@ -377,12 +324,12 @@ class _Plan:
 
 
 def _plan(session: Session, text: str, streaming: bool) -> _Plan:
-    insert = _split_insert(text)
+    insert = parse_insert(text)
     if insert is None:
         if streaming:
             raise UnsupportedStatementError(
-                "In streaming mode only INSERT INTO|OVERWRITE [TABLE] name <query> is "
-                f"supported: {text}"
+                "In streaming mode only INSERT INTO|OVERWRITE [TABLE] name [PARTITION (...)] "
+                f"[(columns)] <query> is supported: {text}"
             )
         return _Plan(text, None)
     spark = session.spark
@@ -394,17 +341,22 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
         for ref in resolve.table_references(insert.query)
     ):
         return _Plan(text, None)  # plain Spark SQL: run the statement as written
+    table = ".".join(insert.target)
     try:
         with resolve.resolved(
             spark, insert.query, streaming=streaming, trigger_s=_trigger_s(session)
         ) as resolution:
             frame = spark.sql(resolution.text)
+        if sink is not None:
+            columns = [(c.name, connectors.spark_type(c.type or "")) for c in sink.physical]
+        else:
+            fields = spark.table(".".join(f"`{p}`" for p in insert.target)).schema.fields
+            columns = [(f.name, f.dataType.simpleString()) for f in fields]
+        frame = align(frame, insert, columns, table)
     except ExecutionError:
         raise
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    if sink is not None:
-        frame = connectors.require_physical_match(frame, sink)
     return _Plan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 

@@ -1,0 +1,136 @@
+"""INSERTs with column lists and PARTITION clauses into connector tables (batch and
+streaming) and into Spark tables from a stream; partitioned filesystem tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import name, run, wait_for
+
+SOURCE = (
+    "CREATE TABLE {t} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+    "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}', 'rows-per-second' = '40')"
+)
+
+
+def partitioned_sink(service: SparkGatewayService, session: SessionHandle, path: Path) -> str:
+    table = name("part")
+    run(
+        service,
+        session,
+        f"CREATE TABLE {table} (id BIGINT, note STRING, dt STRING) PARTITIONED BY (dt) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'parquet')",
+    )
+    return table
+
+
+def wait_finished(service: SparkGatewayService, session: SessionHandle, job_id: str) -> None:
+    def finished() -> bool:
+        jobs = {r[0]: r for r in run(service, session, "SHOW JOBS")}
+        return jobs[job_id][2] in ("FINISHED", "FAILED")
+
+    assert wait_for(finished, 90)
+    [info] = run(service, session, f"DESCRIBE JOB '{job_id}'")
+    assert info[2] == "FINISHED", info
+
+
+def test_batch_insert_with_partition_and_column_list(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    src = name("src")
+    run(stream_service, session, SOURCE.format(t=src, n=4))
+    sink = partitioned_sink(stream_service, session, tmp_path / "out")
+    run(
+        stream_service,
+        session,
+        f"INSERT INTO {sink} PARTITION (dt = 'a') SELECT id, 'x' FROM {src}",
+    )
+    run(
+        stream_service,
+        session,
+        f"INSERT INTO {sink} PARTITION (dt = 'b') (id) SELECT id FROM {src}",
+    )
+    run(stream_service, session, f"INSERT INTO {sink} (dt, id) SELECT 'c', id * 10 FROM {src}")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
+        "dt=a",
+        "dt=b",
+        "dt=c",
+    ]
+    rows = run(stream_service, session, f"SELECT dt, id, note FROM {sink} ORDER BY dt, id")
+    assert rows == [
+        *[("a", i, "x") for i in range(1, 5)],
+        *[("b", i, None) for i in range(1, 5)],
+        *[("c", i * 10, None) for i in range(1, 5)],
+    ]
+
+
+def test_streaming_insert_with_partition_and_column_list(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    src = name("src")
+    run(stream_service, session, SOURCE.format(t=src, n=20))
+    sink = partitioned_sink(stream_service, session, tmp_path / "out")
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(
+        stream_service,
+        session,
+        f"INSERT INTO {sink} PARTITION (dt = 'today') (id) SELECT id FROM {src}",
+    )
+    wait_finished(stream_service, session, job_id)
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+    assert run(
+        stream_service,
+        session,
+        f"SELECT dt, count(*), sum(id), count(note) FROM {sink} GROUP BY dt",
+    ) == [("today", 20, 210, 0)]
+
+
+def test_streaming_insert_into_a_spark_table_with_a_column_list(
+    spark: SparkSession, stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    src, target = name("src"), name("native")
+    run(stream_service, session, SOURCE.format(t=src, n=10))
+    run(stream_service, session, f"CREATE TABLE {target} (a STRING, id BIGINT) USING parquet")
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(
+        stream_service, session, f"INSERT INTO {target} (id) SELECT id * 2 FROM {src}"
+    )
+    wait_finished(stream_service, session, job_id)
+    assert sorted(tuple(r) for r in spark.table(target).collect()) == [
+        (None, 2 * i) for i in range(1, 11)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("insert", "message"),
+    [
+        ("INSERT INTO {t} (nope) SELECT 1", "Unknown target column 'nope'.*columns: id, note, dt"),
+        ("INSERT INTO {t} PARTITION (dt = 'a') SELECT 1", "query has 1 columns.*takes 2"),
+        ("INSERT INTO {t} (id, note) SELECT 1", "query has 1 columns.*takes 2 \\(id, note\\)"),
+    ],
+)
+def test_mismatched_inserts_fail_clearly(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    insert: str,
+    message: str,
+) -> None:
+    src = name("src")
+    run(stream_service, session, SOURCE.format(t=src, n=2))
+    sink = partitioned_sink(stream_service, session, tmp_path / "out")
+    with pytest.raises(ExecutionError, match=message):
+        run(stream_service, session, insert.format(t=sink) + f" FROM {src}")
+    with pytest.raises(ExecutionError, match="does not support PARTITIONED BY"):
+        run(
+            stream_service,
+            session,
+            f"CREATE TABLE {name()} (a INT) PARTITIONED BY (a) WITH ('connector' = 'blackhole')",
+        )
