@@ -13,7 +13,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming import resolve
 
-from .conftest import make_service, name, run
+from .conftest import changes, make_service, name, run
 
 
 def datagen(table: str, rows: int = 10, extra: str = "") -> str:
@@ -117,3 +117,47 @@ def test_connector_tables_survive_a_gateway_restart(
         assert spark.sql(f"SELECT count(*) FROM {table}").collect()[0][0] == 4
     finally:
         other.stop()
+
+
+def test_filesystem_metadata_columns_read_in_batch_and_streaming(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    table = name("meta")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {table} (a INT, file_path STRING METADATA FROM 'file.path' VIRTUAL, "
+        "`file.size` BIGINT METADATA, modified TIMESTAMP_LTZ(3) METADATA FROM "
+        f"'file.modification-time') WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path / 'm'}', 'format' = 'json')",
+    )
+    # Metadata columns are read-only: an INSERT gives the physical columns only.
+    run(stream_service, session, f"INSERT INTO {table} VALUES (1), (2)")
+    sizes = {str(p): p.stat().st_size for p in (tmp_path / "m").iterdir() if p.suffix == ".json"}
+    rows = run(stream_service, session, f"SELECT a, file_path, `file.size`, modified FROM {table}")
+    assert sorted(r[0] for r in rows) == [1, 2]
+    assert all(sizes[r[1].removeprefix("file:")] == r[2] for r in rows)
+    assert all(r[3] is not None for r in rows)
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    op = stream_service.execute_statement(session, f"SELECT a, file_path FROM {table}")
+    streamed = changes(stream_service, session, op)
+    assert sorted(row for _, row in streamed) == sorted((r[0], r[1]) for r in rows)
+
+
+def test_unknown_metadata_keys_are_refused_with_the_valid_ones(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    with pytest.raises(ExecutionError, match=r"no metadata key 'offset'.*its keys: none"):
+        run(
+            stream_service,
+            session,
+            f"CREATE TABLE {name()} (a INT, o BIGINT METADATA FROM 'offset') "
+            "WITH ('connector' = 'datagen')",
+        )
+    with pytest.raises(ExecutionError, match=r"no metadata key 'file\.owner'.*file\.path"):
+        run(
+            stream_service,
+            session,
+            f"CREATE TABLE {name()} (a INT, o STRING METADATA FROM 'file.owner') "
+            "WITH ('connector' = 'filesystem', 'path' = '/nowhere', 'format' = 'csv')",
+        )

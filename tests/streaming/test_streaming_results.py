@@ -102,6 +102,36 @@ def test_filesystem_source_streams_what_is_there_and_ends(
     )
 
 
+def test_spark_file_tables_stream_in_streaming_mode(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    words, counts = name("words"), name("counts")
+    run(stream_service, session, f"CREATE TABLE {words} (word STRING, n INT) USING parquet")
+    run(stream_service, session, f"INSERT INTO {words} VALUES ('a', 1), ('b', 2), ('a', 3)")
+    run(stream_service, session, f"INSERT INTO {words} VALUES ('b', 4), ('c', 5)")
+    run(stream_service, session, f"CREATE TABLE {counts} (word STRING, n INT) USING json")
+    streaming(stream_service, session)
+    query = f"SELECT word, sum(n) AS s FROM {words} GROUP BY word"
+    op = stream_service.execute_statement(session, query)
+    log = changes(stream_service, session, op)
+    assert {kind for kind, _ in log} <= {
+        RowKind.INSERT,
+        RowKind.UPDATE_BEFORE,
+        RowKind.UPDATE_AFTER,
+    }
+    assert replay(log) == Counter({("a", 4): 1, ("b", 6): 1, ("c", 5): 1})
+    # A streaming INSERT between Spark tables is a job that ends with the files there.
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {counts} SELECT word, n FROM {words}")
+
+    def finished() -> bool:
+        jobs = {r[0]: r for r in run(stream_service, session, "SHOW JOBS")}
+        return jobs[job_id][2] == "FINISHED"
+
+    assert wait_for(finished, 90)
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+    assert run(stream_service, session, f"SELECT count(*), sum(n) FROM {counts}") == [(5, 15)]
+
+
 def test_spark_stream_syntax_gives_a_changelog_in_batch_mode(
     stream_service: SparkGatewayService, session: SessionHandle
 ) -> None:

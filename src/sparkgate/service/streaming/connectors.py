@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECTORS",
     "DEFINITION_PROPERTY",
+    "METADATA",
     "Source",
     "batch_frame",
     "catalog_ddl",
@@ -52,6 +53,15 @@ CONNECTORS: Mapping[str, tuple[str, ...]] = {
     "filesystem": ("path", "format", "source.monitor-interval", "csv.field-delimiter"),
     "print": ("print-identifier", "standard-error", "sink.parallelism"),
     "blackhole": ("sink.parallelism",),
+}
+# Flink's metadata keys per connector, and the Spark column that carries each.
+METADATA: Mapping[str, Mapping[str, str]] = {
+    "filesystem": {
+        "file.path": "_metadata.file_path",
+        "file.name": "_metadata.file_name",
+        "file.size": "_metadata.file_size",
+        "file.modification-time": "_metadata.file_modification_time",
+    },
 }
 _FORMATS = ("csv", "json", "parquet", "orc")
 _SOURCES = frozenset({"datagen", "filesystem"})
@@ -136,6 +146,13 @@ def check_definition(definition: TableDefinition) -> None:
             raise invalid(
                 f"Unsupported format '{definition.options['format']}'; valid formats: "
                 + ", ".join(_FORMATS)
+            )
+    for column in definition.columns:
+        if column.metadata is not None and column.metadata not in METADATA.get(connector, {}):
+            keys = ", ".join(METADATA.get(connector, {})) or "none"
+            raise invalid(
+                f"Connector '{connector}' has no metadata key '{column.metadata}' (column "
+                f"{column.name}); its keys: {keys}"
             )
     if connector == "datagen":
         _datagen_rows(definition)
@@ -285,6 +302,11 @@ def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
     for column in definition.columns:
         if column.is_physical:
             exprs.append(_ident(column.name))
+        elif column.metadata is not None:
+            source = METADATA[definition.connector][column.metadata]
+            exprs.append(
+                f"CAST({source} AS {spark_type(column.type or '')}) AS {_ident(column.name)}"
+            )
         elif column.is_proctime:
             exprs.append(f"current_timestamp() AS {_ident(column.name)}")
         else:

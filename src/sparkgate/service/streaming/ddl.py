@@ -3,7 +3,8 @@
 Spark has no ``WITH (...)`` table clause, so a CREATE TABLE whose column list
 is followed by one is Flink's and the gateway takes it; anything else (``USING``,
 ``AS SELECT``, ...) is left to Spark. Columns are physical (``name TYPE``),
-computed (``name AS expr``) or the watermark (``WATERMARK FOR col AS expr``).
+computed (``name AS expr``), metadata (``name TYPE METADATA [FROM 'key']
+[VIRTUAL]``) or the watermark (``WATERMARK FOR col AS expr``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _DELAY = re.compile(
     r"^\s*`?(?P<col>\w+)`?\s*(?:-\s*INTERVAL\s+'(?P<n>\d+(?:\.\d+)?)'\s*(?P<unit>\w+))?\s*$",
     re.IGNORECASE,
 )
+_AFTER_TYPE = frozenset({"METADATA", "NOT", "NULL", "COMMENT", "PRIMARY"})
 _UNITS = {
     "MILLISECOND": "milliseconds",
     "SECOND": "seconds",
@@ -34,15 +36,17 @@ _UNITS = {
 
 @dataclass(frozen=True)
 class Column:
-    """A physical column (``type`` set) or a computed one (``expression`` set)."""
+    """A physical column (``type`` set), a computed one (``expression`` set) or a
+    metadata column (``type`` and ``metadata``, the connector's key, set)."""
 
     name: str
     type: str | None = None
     expression: str | None = None
+    metadata: str | None = None
 
     @property
     def is_physical(self) -> bool:
-        return self.expression is None
+        return self.expression is None and self.metadata is None
 
     @property
     def is_proctime(self) -> bool:
@@ -97,7 +101,12 @@ class TableDefinition:
         return json.dumps(
             {
                 "columns": [
-                    {"name": c.name, "type": c.type, "expression": c.expression}
+                    {
+                        "name": c.name,
+                        "type": c.type,
+                        "expression": c.expression,
+                        "metadata": c.metadata,
+                    }
                     for c in self.columns
                 ],
                 "options": dict(self.options),
@@ -207,17 +216,27 @@ def _column(src: _Tokens, item: list[Token]) -> Column | Watermark | tuple[str, 
     if item[1].upper == "AS" and item[1].kind is TokenKind.WORD:
         return Column(name, expression=src.source(item[2:]))
     rest = item[1:]
-    words = [t.upper for t in rest]
-    if "METADATA" in words:
-        raise SqlParseError(f"METADATA columns are not supported by sparkgate (column {name})")
     cut = len(rest)
-    for j, tok in enumerate(rest):  # NOT NULL / COMMENT '...' follow the type
-        if tok.kind is TokenKind.WORD and tok.upper in ("NOT", "NULL", "COMMENT", "PRIMARY"):
+    for j, tok in enumerate(rest):  # METADATA / NOT NULL / COMMENT '...' follow the type
+        if tok.kind is TokenKind.WORD and tok.upper in _AFTER_TYPE:
             cut = j
             break
     if cut == 0:
         raise SqlParseError(f"column {name} needs a type")
-    return Column(name, type=src.source(rest[:cut]))
+    column_type = src.source(rest[:cut])
+    if cut < len(rest) and rest[cut].upper == "METADATA":
+        # name TYPE METADATA [FROM 'key'] [VIRTUAL]: the key defaults to the name.
+        key = name
+        tail = rest[cut + 1 :]
+        if len(tail) >= 2 and tail[0].upper == "FROM" and tail[1].kind is TokenKind.STRING:
+            key = unquote(tail[1])
+            tail = tail[2:]
+        if tail and tail[0].upper == "VIRTUAL":
+            tail = tail[1:]
+        if tail:
+            raise SqlParseError(f"expected METADATA [FROM 'key'] [VIRTUAL] for column {name}")
+        return Column(name, type=column_type, metadata=key)
+    return Column(name, type=column_type)
 
 
 def parse_connector_table(text: str) -> TableDefinition | None:

@@ -42,6 +42,7 @@ __all__ = [
     "forget_temporary",
     "invalidate",
     "lookup",
+    "provider",
     "register_temporary",
     "resolved",
     "table_references",
@@ -52,8 +53,9 @@ _CLAUSE_WORDS = frozenset(
 )
 _NOT_NAMES = frozenset({"SELECT", "LATERAL", "VALUES", "TABLE", "UNNEST", "WITH"})
 _SESSION_CATALOG = "spark_catalog"
+_STREAMABLE_PROVIDERS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta"})
 
-_cache: dict[tuple[str, str], TableDefinition | None] = {}
+_cache: dict[tuple[str, str], _Entry] = {}
 _cache_lock = threading.Lock()
 _temporary: weakref.WeakKeyDictionary[SparkSession, dict[str, _Temporary]] = (
     weakref.WeakKeyDictionary()
@@ -134,6 +136,10 @@ def table_references(text: str) -> list[Reference]:
     return refs
 
 
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
 def invalidate() -> None:
     """Forget cached lookups: a DDL statement may have created or dropped tables."""
     with _cache_lock:
@@ -182,27 +188,56 @@ def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | No
     return str(manager.currentNamespace()[0]).lower(), name[0].lower()
 
 
-def lookup(spark: SparkSession, name: tuple[str, ...]) -> TableDefinition | None:
-    """The connector definition stored for ``name``, or None for any other table."""
+@dataclass(frozen=True)
+class _Entry:
+    definition: TableDefinition | None
+    # A Spark table whose files Spark can read as a stream (readStream.table).
+    streamable: bool = False
+    provider: str | None = None
+
+
+_NO_ENTRY = _Entry(None)
+
+
+def _entry(spark: SparkSession, name: tuple[str, ...]) -> _Entry:
     if len(name) == 1:
         shadowed, temporary = _temporary_view(spark, name[0])
         if shadowed:  # a temporary view shadows the table, as in Spark
-            return temporary
+            return _Entry(temporary)
     qualified = _qualify(spark, name)
     if qualified is None:
-        return None
+        return _NO_ENTRY
     with _cache_lock:
         if qualified in _cache:
             return _cache[qualified]
     catalog = spark._jsparkSession.sharedState().externalCatalog()
-    definition: TableDefinition | None = None
+    entry = _NO_ENTRY
     if catalog.databaseExists(qualified[0]) and catalog.tableExists(*qualified):
-        stored = catalog.getTable(*qualified).properties().get(DEFINITION_PROPERTY)
+        table = catalog.getTable(*qualified)
+        stored = table.properties().get(DEFINITION_PROPERTY)
         if stored.isDefined():
-            definition = TableDefinition.from_json(qualified, str(stored.get()))
+            entry = _Entry(TableDefinition.from_json(qualified, str(stored.get())))
+        else:
+            found = table.provider()
+            provider = str(found.get()).lower() if found.isDefined() else None
+            entry = _Entry(
+                None,
+                streamable=table.tableType().name() != "VIEW" and provider in _STREAMABLE_PROVIDERS,
+                provider=provider,
+            )
     with _cache_lock:
-        _cache[qualified] = definition
-    return definition
+        _cache[qualified] = entry
+    return entry
+
+
+def lookup(spark: SparkSession, name: tuple[str, ...]) -> TableDefinition | None:
+    """The connector definition stored for ``name``, or None for any other table."""
+    return _entry(spark, name).definition
+
+
+def provider(spark: SparkSession, name: tuple[str, ...]) -> str | None:
+    """The data source of a Spark table of the session catalog (``parquet``, ...)."""
+    return _entry(spark, name).provider
 
 
 @dataclass
@@ -235,19 +270,25 @@ def resolved(
     resolution = Resolution(text)
     try:
         for ref in table_references(text):
-            definition = lookup(spark, ref.name)
-            if definition is None:
+            entry = _entry(spark, ref.name)
+            definition = entry.definition
+            if definition is not None and (streaming or ref.stream):
+                source = stream_frame(spark, definition, trigger_s)
+            elif definition is not None:
+                source = Source(batch_frame(spark, definition), bounded=True)
+            elif streaming and entry.streamable and not ref.stream:
+                # Streaming mode reads a Spark file table as a stream of the files there.
+                table = ".".join(_ident(p) for p in ref.name)
+                source = Source(spark.readStream.table(table), bounded=True)
+            else:
                 continue
             view = f"__sparkgate_{uuid.uuid4().hex[:12]}"
-            if streaming or ref.stream:
-                source = stream_frame(spark, definition, trigger_s)
-                resolution.sources.append(source)
-                frame = source.frame
-            else:
-                frame = batch_frame(spark, definition)
-            frame.createOrReplaceTempView(view)
+            source.frame.createOrReplaceTempView(view)
             views.append(view)
-            resolution.definitions.append(definition)
+            if source.frame.isStreaming:
+                resolution.sources.append(source)
+            if definition is not None:
+                resolution.definitions.append(definition)
             pieces.append(text[last : ref.start])
             pieces.append(view)
             last = ref.end

@@ -266,7 +266,7 @@ def query_execution(
         with resolve.resolved(
             session.spark, parsed.text, streaming=streaming, trigger_s=_trigger_s(session)
         ) as resolution:
-            if not resolution.definitions:
+            if not resolution.definitions and not resolution.sources:
                 return None
             df = session.spark.sql(resolution.text)
     except ExecutionError:
@@ -378,6 +378,8 @@ def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str],
         and (plan.resolution.bounded_rows is None)
     )
 
+    table_format = resolve.provider(session.spark, plan.target) if plan.sink is None else None
+
     def start(checkpoint: str) -> StreamingQuery:
         def make(mode: str) -> Any:
             writer = connectors.stream_writer(frame, plan.sink).outputMode(mode)
@@ -389,7 +391,10 @@ def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str],
         if plan.sink is None:
             if plan.overwrite:
                 raise UnsupportedStatementError("INSERT OVERWRITE cannot run as a streaming job")
-            query: StreamingQuery = make("append").toTable(".".join(plan.target))
+            writer = make("append")
+            if table_format is not None:  # toTable refuses any other than the table's
+                writer = writer.format(table_format)
+            query: StreamingQuery = writer.toTable(".".join(plan.target))
             return query
         modes = ["append"] if plan.sink.connector == "filesystem" else ["append", "update"]
         return start_with_fallback(make, modes)
