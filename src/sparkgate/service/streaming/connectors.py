@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 
@@ -97,10 +98,6 @@ def spark_type(flink_type: str) -> str:
     return text
 
 
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -169,12 +166,14 @@ def sink_kind(definition: TableDefinition) -> str:
 
 
 def _physical_ddl(definition: TableDefinition) -> str:
-    return ", ".join(f"{_ident(c.name)} {spark_type(c.type or '')}" for c in definition.physical)
+    return ", ".join(
+        f"{quote_identifier(c.name)} {spark_type(c.type or '')}" for c in definition.physical
+    )
 
 
 def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
     """The Spark DDL that stores ``definition`` in the catalog."""
-    name = ".".join(_ident(p) for p in definition.name)
+    name = ".".join(quote_identifier(p) for p in definition.name)
     props = f"TBLPROPERTIES ({_literal(DEFINITION_PROPERTY)} = {_literal(definition.to_json())})"
     comment = f" COMMENT {_literal(definition.comment)}" if definition.comment else ""
     exists = " IF NOT EXISTS" if definition.if_not_exists else ""
@@ -184,7 +183,7 @@ def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
         if "csv.field-delimiter" in definition.options:
             options.append(f"sep {_literal(definition.options['csv.field-delimiter'])}")
         partitioned = (
-            f" PARTITIONED BY ({', '.join(_ident(k) for k in definition.partition_keys)})"
+            f" PARTITIONED BY ({', '.join(quote_identifier(k) for k in definition.partition_keys)})"
             if definition.partition_keys
             else ""
         )
@@ -253,7 +252,7 @@ def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -
     null_rate = float(opts.get(prefix + "null-rate", "0"))
     if null_rate > 0:
         expr = f"IF(rand() < {null_rate!r}, NULL, {expr})"
-    return f"CAST({expr} AS {stype}) AS {_ident(column.name)}"
+    return _cast(expr, column)
 
 
 def datagen_select(definition: TableDefinition) -> str:
@@ -266,22 +265,23 @@ def datagen_select(definition: TableDefinition) -> str:
             "or sequence field): read it in streaming mode (SET 'execution.runtime-mode' = "
             "'streaming')"
         )
-        exprs = [
-            f"CAST(raise_error({_literal(message)}) AS {spark_type(c.type or '')}) AS "
-            f"{_ident(c.name)}"
-            for c in definition.physical
-        ]
-        return f"SELECT {', '.join(exprs)} FROM range(1)"
+        return _failing_select(definition, message)
     return f"SELECT {', '.join(exprs)} FROM range(0, {rows})"
 
 
 def sink_select(definition: TableDefinition) -> str:
     message = f"Connector '{definition.connector}' is a sink only: it cannot be read"
-    exprs = [
-        f"CAST(raise_error({_literal(message)}) AS {spark_type(c.type or '')}) AS {_ident(c.name)}"
-        for c in definition.physical
-    ]
+    return _failing_select(definition, message)
+
+
+def _failing_select(definition: TableDefinition, message: str) -> str:
+    """A one-row SELECT of the table's columns that fails with ``message`` when run."""
+    exprs = [_cast(f"raise_error({_literal(message)})", c) for c in definition.physical]
     return f"SELECT {', '.join(exprs)} FROM range(1)"
+
+
+def _cast(expr: str, column: Column) -> str:
+    return f"CAST({expr} AS {spark_type(column.type or '')}) AS {quote_identifier(column.name)}"
 
 
 # -- frames ----------------------------------------------------------------------
@@ -301,16 +301,14 @@ def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
     exprs = []
     for column in definition.columns:
         if column.is_physical:
-            exprs.append(_ident(column.name))
+            exprs.append(quote_identifier(column.name))
         elif column.metadata is not None:
             source = METADATA[definition.connector][column.metadata]
-            exprs.append(
-                f"CAST({source} AS {spark_type(column.type or '')}) AS {_ident(column.name)}"
-            )
+            exprs.append(_cast(source, column))
         elif column.is_proctime:
-            exprs.append(f"current_timestamp() AS {_ident(column.name)}")
+            exprs.append(f"current_timestamp() AS {quote_identifier(column.name)}")
         else:
-            exprs.append(f"{column.expression} AS {_ident(column.name)}")
+            exprs.append(f"{column.expression} AS {quote_identifier(column.name)}")
     out = df.selectExpr(*exprs)
     if definition.watermark is not None:
         out = out.withWatermark(definition.watermark.column, definition.watermark.delay)

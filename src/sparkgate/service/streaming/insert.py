@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 
@@ -114,10 +115,6 @@ def parse_insert(text: str) -> InsertStatement | None:
     )
 
 
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def align(
     frame: DataFrame, insert: InsertStatement, columns: Sequence[tuple[str, str]], table: str
 ) -> DataFrame:
@@ -147,8 +144,8 @@ def align(
         if key in static:
             value = static[key]
         elif key in source:
-            value = _ident(source[key])
+            value = quote_identifier(source[key])
         else:
             value = "NULL"
-        exprs.append(f"CAST({value} AS {spark_type}) AS {_ident(name)}")
+        exprs.append(f"CAST({value} AS {spark_type}) AS {quote_identifier(name)}")
     return frame.selectExpr(*exprs)

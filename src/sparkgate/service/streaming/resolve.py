@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
@@ -134,10 +135,6 @@ def table_references(text: str) -> list[Reference]:
         elif tok.kind is TokenKind.COMMA and clause.get(depth) == "FROM":
             take(i + 1)
     return refs
-
-
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def invalidate() -> None:
@@ -278,7 +275,7 @@ def resolved(
                 source = Source(batch_frame(spark, definition), bounded=True)
             elif streaming and entry.streamable and not ref.stream:
                 # Streaming mode reads a Spark file table as a stream of the files there.
-                table = ".".join(_ident(p) for p in ref.name)
+                table = ".".join(quote_identifier(p) for p in ref.name)
                 source = Source(spark.readStream.table(table), bounded=True)
             else:
                 continue
