@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.results import ResultKind
@@ -350,7 +351,7 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
         if sink is not None:
             columns = [(c.name, connectors.spark_type(c.type or "")) for c in sink.physical]
         else:
-            fields = spark.table(".".join(f"`{p}`" for p in insert.target)).schema.fields
+            fields = spark.table(_qualified(insert.target)).schema.fields
             columns = [(f.name, f.dataType.simpleString()) for f in fields]
         frame = align(frame, insert, columns, table)
     except ExecutionError:
@@ -360,13 +361,17 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
     return _Plan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
+def _qualified(name: Sequence[str]) -> str:
+    return ".".join(quote_identifier(part) for part in name)
+
+
 def _write(session: Session, plan: _Plan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
     elif plan.sink is not None:
         connectors.write_batch(plan.frame, plan.sink)
     else:
-        plan.frame.write.insertInto(".".join(f"`{p}`" for p in plan.target), plan.overwrite)
+        plan.frame.write.insertInto(_qualified(plan.target), plan.overwrite)
 
 
 def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str], StreamingQuery]:
@@ -394,7 +399,7 @@ def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str],
             writer = make("append")
             if table_format is not None:  # toTable refuses any other than the table's
                 writer = writer.format(table_format)
-            query: StreamingQuery = writer.toTable(".".join(plan.target))
+            query: StreamingQuery = writer.toTable(_qualified(plan.target))
             return query
         modes = ["append"] if plan.sink.connector == "filesystem" else ["append", "update"]
         return start_with_fallback(make, modes)
