@@ -14,10 +14,10 @@ from sparkgate.api.config import Configuration
 from sparkgate.client.embedded import EmbeddedExecutor
 from sparkgate.client.executor import Executor
 from sparkgate.client.rest import RestExecutor
-from sparkgate.endpoints.rest.options import RestSettings
 from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from tests.client.helpers import ExecutorFactory
+from tests.rest.conftest import settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,15 +37,7 @@ def client_service(spark: SparkSession) -> Iterator[SparkGatewayService]:
 
 @pytest.fixture(scope="session")
 def client_endpoint(client_service: SparkGatewayService) -> Iterator[RestEndpoint]:
-    settings = RestSettings(
-        address="127.0.0.1",
-        port=0,
-        bind_address="127.0.0.1",
-        bind_ports=(0, 0),
-        fetch_timeout=0.5,
-        fetch_max_rows=1000,
-    )
-    endpoint = RestEndpoint(client_service, settings)
+    endpoint = RestEndpoint(client_service, settings(fetch_timeout=0.5))
     endpoint.start()
     yield endpoint
     endpoint.stop()

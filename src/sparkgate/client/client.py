@@ -52,6 +52,9 @@ _PROGRESS_EVERY = 0.5
 _HEARTBEAT_EVERY = 60.0
 _EXECUTE_FAILED = "Could not execute SQL statement. Reason:"
 _OP_TYPE = CharType(2, nullable=False)
+# Session keys of the service the client reads to print as Flink's client does.
+_RUNTIME_MODE_KEY = "execution.runtime-mode"
+_DML_SYNC_KEY = "table.dml-sync"
 
 HELP_TEXT = """\
 The following commands are available:
@@ -329,7 +332,14 @@ class SqlClient:
             return self._show_query(op, first, pages, started)
         if first.job_id is not None and first.schema.names == ("job id",):
             _drain(first, pages)
-            self.terminal.info("Complete execution of the SQL update statement.")
+            if self._dml_returns_at_once() and first.rows:
+                self.terminal.info("Submitting SQL update statement to the cluster...")
+                self.terminal.info(
+                    "SQL update statement has been successfully submitted to the cluster:"
+                )
+                self.terminal.line(f"Job ID: {first.rows[0][0]}")
+            else:
+                self.terminal.info("Complete execution of the SQL update statement.")
         elif first.result_kind is ResultKind.SUCCESS:
             _drain(first, pages)
             self.terminal.info("Execute statement succeeded.")
@@ -356,8 +366,26 @@ class SqlClient:
             finally:
                 self._status_enabled = True
             return _Outcome(ok=True)
-        self._tableau(first, pages, started, show_kind=mode is ResultMode.CHANGELOG, timed=True)
+        streaming = self._streaming()
+        self._tableau(
+            first,
+            pages,
+            started,
+            show_kind=streaming or mode is ResultMode.CHANGELOG,
+            timed=True,
+            streaming=streaming,
+        )
         return _Outcome(ok=True)
+
+    def _streaming(self) -> bool:
+        """Whether the session runs queries as streams (Flink's client asks the same)."""
+        mode = self._config.get_raw(_RUNTIME_MODE_KEY) or "batch"
+        return mode.strip().lower() == "streaming"
+
+    def _dml_returns_at_once(self) -> bool:
+        """Streaming INSERTs, and DML without ``table.dml-sync``, return a running job."""
+        sync = self._config.get_raw(_DML_SYNC_KEY) or "true"
+        return self._streaming() or sync.strip().lower() == "false"
 
     def _tableau(
         self,
@@ -367,26 +395,36 @@ class SqlClient:
         *,
         show_kind: bool,
         timed: bool,
+        streaming: bool = False,
     ) -> None:
         schema = first.schema
         max_width = self.option(options.DISPLAY_MAX_COLUMN_WIDTH)
         page_rows = self.option(options.FETCH_PAGE_ROWS)
-        # Width sample: the first page's worth of rows, or the whole result if smaller.
+        # Width sample: a page's worth of rows, or the whole result if smaller; a
+        # stream prints at once. One chain throughout: dropping it would close pages.
+        chain = _chain(first, pages)
         sample: list[TextRow] = []
         complete = first.result_type is ResultType.EOS
-        for page in _chain(first, pages):
+        for page in chain:
             sample.extend(_with_kind(page) if show_kind else page.rows)
             if page.result_type is ResultType.EOS:
                 complete = True
                 break
-            if len(sample) >= page_rows:
+            if streaming or len(sample) >= page_rows:
                 break
         names = (["op"] if show_kind else []) + list(schema.names)
         if not sample and complete and not show_kind:
             self._footer(row_count_text(0), started, timed)
             return
-        types = None if complete else ([_OP_TYPE] if show_kind else []) + list(schema.types)
-        widths = column_widths(names, sample, max_width, types)
+        types = ([_OP_TYPE] if show_kind else []) + list(schema.types)
+        if streaming:
+            # Flink's streaming tableau: widths by type, long values cut at max-width.
+            widths = column_widths(names, [], max_width, types)
+        elif show_kind:
+            widths = column_widths(names, sample, max_width, None if complete else types)
+        else:
+            # Flink's batch tableau never cuts values: the sample's widths.
+            widths = column_widths(names, sample, None)
         if show_kind:
             widths[0] = 2
         printer = TableauPrinter(self.terminal, names, widths)
@@ -395,7 +433,7 @@ class SqlClient:
         sample.clear()
         try:
             if not complete:
-                for page in pages:
+                for page in chain:
                     printer.rows(_with_kind(page) if show_kind else page.rows)
         except _Cancelled:
             printer.end()

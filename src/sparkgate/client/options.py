@@ -53,7 +53,8 @@ EXECUTION_RESULT_MODE: ConfigOption[ResultMode] = ConfigOption(
 DISPLAY_MAX_COLUMN_WIDTH = int_option(
     "sql-client.display.max-column-width",
     30,
-    "Values wider than this many terminal cells are cut and end in '...'.",
+    "In streaming results and changelog mode, values wider than this many terminal "
+    "cells are cut and end in '...' (batch results show values whole, as in Flink).",
     min_value=4,
 )
 

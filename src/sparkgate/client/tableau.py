@@ -1,9 +1,9 @@
 """Flink's tableau look: a bordered table printed row by row as pages arrive.
 
-Column widths come from the rows at hand (the first page) when they are the
-whole result, else from the larger of those rows and the column's logical
-type, as Flink's streaming tableau does; ``max_width`` caps every column and
-a longer value is cut and ends in ``...``. Values are right-aligned and NULL
+As in Flink, a batch result's columns are as wide as its values (those of the
+first page; a later, wider value is cut), while a streaming result's widths come
+from the columns' logical types, capped by ``max_width``, so rows print as they
+arrive; a value wider than its column is cut and ends in ``...``. Values are right-aligned and NULL
 prints as ``<NULL>``, as in Flink.
 """
 
@@ -70,14 +70,17 @@ def _cell(value: str | None) -> str:
 def column_widths(
     names: Sequence[str],
     rows: Iterable[Sequence[str | None]],
-    max_width: int,
+    max_width: int | None,
     types: Sequence[LogicalType] | None = None,
 ) -> list[int]:
-    """Widths for ``names`` from the values in ``rows`` (and ``types``, when given)."""
+    """Widths for ``names`` from the values in ``rows`` (and ``types``, when given),
+    each at most ``max_width`` (None: as wide as the values)."""
     widths = [display_width(name) for name in names]
     for row in rows:
         for i, value in enumerate(row):
             widths[i] = max(widths[i], display_width(_cell(value)))
+    if max_width is None:
+        return widths
     if types is not None:
         widths = [max(w, type_width(t, max_width)) for w, t in zip(widths, types, strict=True)]
     return [min(w, max(max_width, len(TRUNCATED) + 1)) for w in widths]

@@ -73,6 +73,8 @@ class Job:
     queries: list[StreamingQuery] = field(default_factory=list)
     # Set once every query has started: the monitor leaves the job alone before.
     started: bool = False
+    # Set by STOP JOB: the monitor must not take the queries' end for a finish.
+    stopping: bool = False
     done: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -112,6 +114,12 @@ def query_exhausted(query: StreamingQuery, rows: int) -> bool:
         except (TypeError, ValueError, KeyError):
             return False
     return bool(offsets) and min(offsets) >= rows
+
+
+def _batch_id(query: StreamingQuery) -> int:
+    """The id of the query's last completed micro-batch (-1 before the first)."""
+    progress = query.lastProgress
+    return int(progress["batchId"]) if progress else -1
 
 
 def _copy_dir(sc: SparkContext, source: str, target: str) -> None:
@@ -291,16 +299,19 @@ class JobRegistry:
     ) -> str | None:
         """Stop a running job; with ``savepoint``, return where its savepoint is."""
         job = self.get(job_id)
-        if job.status is not JobStatus.RUNNING:
-            raise ExecutionError(
-                f"Job {job_id} is not running (status {job.status.value})",
-                causes=(f"IllegalStateException: job {job_id} is {job.status.value}",),
-            )
         if savepoint and not job.streaming:
             raise ExecutionError(
                 "Only streaming jobs take savepoints",
                 causes=("IllegalStateException: a batch job has no checkpoints",),
             )
+        with self._lock:
+            if job.status is not JobStatus.RUNNING or job.stopping:
+                status = "STOPPING" if job.status is JobStatus.RUNNING else job.status.value
+                raise ExecutionError(
+                    f"Job {job_id} is not running (status {status})",
+                    causes=(f"IllegalStateException: job {job_id} is {status}",),
+                )
+            job.stopping = True
         if job.streaming:
             # Let the micro-batch in flight commit (drain waits longer for it).
             self._quiesce(job, _GRACE_S * (4 if drain else 1))
@@ -318,11 +329,24 @@ class JobRegistry:
         return job.savepoint
 
     def _quiesce(self, job: Job, timeout: float) -> None:
+        """Wait until the micro-batch running now has committed (or ``timeout``).
+
+        Only that one: micro-batches may follow each other without a pause, so
+        waiting for the trigger to go idle could last until the timeout.
+        """
         deadline = time.monotonic() + timeout
         for query in job.queries:
+            try:
+                if not query.isActive or not query.status.get("isTriggerActive"):
+                    continue
+                running = _batch_id(query) + 1
+            except Exception:
+                continue
             while time.monotonic() < deadline:
                 try:
-                    if not query.isActive or not query.status.get("isTriggerActive"):
+                    if not query.isActive or _batch_id(query) >= running:
+                        break
+                    if not query.status.get("isTriggerActive"):
                         break
                 except Exception:
                     break
@@ -345,7 +369,7 @@ class JobRegistry:
     def _fail(self, job: Job, exc: BaseException) -> None:
         error = to_execution_error(exc)
         with self._lock:
-            if job.status is not JobStatus.RUNNING:
+            if job.status is not JobStatus.RUNNING or job.stopping:
                 return  # a cancelled job fails as it stops: the cancel is the story
             job.cause = error.causes[-1] if error.causes else error.message
         log.warning("Job %s failed: %s", job.id, job.cause)
@@ -370,7 +394,7 @@ class JobRegistry:
                     self._check(job)
 
     def _check(self, job: Job) -> None:
-        if not job.started:
+        if not job.started or job.stopping:
             return
         try:
             for query in job.queries:
