@@ -37,7 +37,8 @@ TIME with exactly its precision; intervals ``+1-02`` and
 Everything is converted column by column with ``pyarrow.compute`` kernels and
 ``to_pylist``; per-value Python runs only for the rare values that need it
 (non-finite floats, decimals in scientific notation) and for the types that
-have no kernel (base64, hex, intervals).
+have no kernel (base64, hex, intervals). REST pages skip the Python values
+altogether: :mod:`sparkgate.codec.json_text` writes the same JSON as text.
 """
 
 from __future__ import annotations
@@ -70,6 +71,18 @@ from sparkgate.api.types import (
     TimeType,
     TypeRoot,
 )
+from sparkgate.codec.arrow_text import (
+    INTEGERS,
+    STRINGS,
+    UNIT_DIGITS,
+    decimal_strings,
+    fit_fraction,
+    java_decimal,
+    millis,
+    timestamp_strings,
+    trim_fraction,
+    wall_clock,
+)
 
 __all__ = [
     "encode_json_rows",
@@ -80,12 +93,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
-_MS_DIVISOR = {"ms": 1, "us": 1000, "ns": 1_000_000}
-# Wide enough that normalising a DECIMAL(38) never rounds.
-_DECIMAL_CONTEXT = decimal.Context(prec=80)
-_STRINGS = (TypeRoot.CHAR, TypeRoot.VARCHAR)
-_INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
 # Below this many rows pausing the garbage collector is not worth it.
 _GC_PAUSE_ROWS = 10_000
 _gc_lock = threading.Lock()
@@ -188,34 +195,6 @@ def _indices(mask: pa.Array) -> list[int]:
     return pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()  # type: ignore[no-any-return]
 
 
-def _trim_fraction(strings: pa.Array) -> pa.Array:
-    """``12:00:01.500`` -> ``12:00:01.5``, ``12:00:01.000`` -> ``12:00:01``.
-
-    Only for strings that end in a fraction; rtrim is ten times faster than a regex.
-    """
-    return pc.utf8_rtrim(pc.utf8_rtrim(strings, characters="0"), characters=".")
-
-
-def _fit_fraction(strings: pa.Array, digits: int, precision: int) -> pa.Array:
-    """Flink's ``formatTimestamp``: at least ``precision`` fraction digits, zeros beyond trimmed."""
-    if digits == precision:
-        return strings
-    if digits < precision:
-        pad = "0" * (precision - digits)
-        return pc.binary_join_element_wise(strings, pad if digits else "." + pad, "")
-    if precision == 0:
-        return _trim_fraction(strings)
-    pattern = r"(\.\d{" + str(precision) + r"}\d*?)0+$"
-    return pc.replace_substring_regex(strings, pattern=pattern, replacement=r"\1")
-
-
-def _java_decimal(text: str) -> str:
-    value = decimal.Decimal(text)
-    if value.is_zero():
-        return "0"
-    return str(value.normalize(_DECIMAL_CONTEXT))
-
-
 def _java_double(text: str) -> str:
     """Java's ``Double.toString`` for a value outside [1e-3, 1e7), from its shortest digits."""
     if text == "nan":
@@ -256,43 +235,6 @@ class _Encoder:
     def __init__(self, time_zone: str | None) -> None:
         self.time_zone = time_zone
 
-    # -- shared helpers ---------------------------------------------------
-
-    def _wall_clock(self, array: pa.Array) -> pa.Array:
-        """Instants as naive wall-clock timestamps in ``time_zone`` (UTC when None)."""
-        unit = array.type.unit
-        if array.type.tz is None:  # a naive array for an LTZ column: take it as UTC
-            array = array.cast(pa.timestamp(unit, tz="UTC"))
-        if self.time_zone is not None and self.time_zone not in ("UTC", "Z", "+00:00"):
-            array = array.cast(pa.timestamp(unit, tz=self.time_zone))
-            return pc.local_timestamp(array)
-        return array.cast(pa.timestamp(unit))  # drop the zone: values are UTC
-
-    @staticmethod
-    def _timestamp_strings(array: pa.Array, iso: bool, precision: int) -> pa.Array:
-        strings = pc.cast(array, pa.string())
-        digits = _UNIT_DIGITS[array.type.unit]
-        if iso:
-            # Fixed-width date part (Spark's years are 0001-9999): faster than replace.
-            strings = pc.binary_replace_slice(strings, start=10, stop=11, replacement="T")
-            return _trim_fraction(strings) if digits else strings
-        return _fit_fraction(strings, digits, precision)
-
-    @staticmethod
-    def _millis(array: pa.Array) -> pa.Array:
-        if pa.types.is_duration(array.type):
-            unit = array.type.unit
-            values = pc.cast(array, pa.int64())
-            if unit == "s":
-                return pc.multiply(values, 1000)
-            divisor = _MS_DIVISOR[unit]
-            return values if divisor == 1 else pc.divide(values, divisor)
-        return array
-
-    def _nested_offsets(self, array: pa.Array) -> tuple[list[int], int, int]:
-        offsets: list[int] = array.offsets.to_pylist()
-        return offsets, offsets[0], offsets[-1]
-
     # -- JSON -------------------------------------------------------------
 
     def json(self, array: pa.Array, logical_type: LogicalType) -> list[Any]:
@@ -300,8 +242,8 @@ class _Encoder:
             array = array.dictionary_decode()
         root = logical_type.type_root
         if (
-            root in _STRINGS
-            or root in _INTEGERS
+            root in STRINGS
+            or root in INTEGERS
             or root
             in (
                 TypeRoot.BOOLEAN,
@@ -323,18 +265,18 @@ class _Encoder:
             return pc.cast(array, pa.string()).to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.TIME_WITHOUT_TIME_ZONE:
             strings = pc.cast(array, pa.string())
-            if _UNIT_DIGITS[array.type.unit]:
-                strings = _trim_fraction(strings)
+            if UNIT_DIGITS[array.type.unit]:
+                strings = trim_fraction(strings)
             return strings.to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE:
-            return self._timestamp_strings(array, True, 0).to_pylist()  # type: ignore[no-any-return]
+            return timestamp_strings(array, True, 0).to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-            strings = self._timestamp_strings(self._wall_clock(array), True, 0)
+            strings = timestamp_strings(wall_clock(array, self.time_zone), True, 0)
             return pc.binary_join_element_wise(strings, "Z", "").to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.INTERVAL_DAY_TIME:
-            return self._millis(array).to_pylist()  # type: ignore[no-any-return]
+            return millis(array).to_pylist()  # type: ignore[no-any-return]
         if isinstance(logical_type, ArrayType):
-            offsets, start, end = self._nested_offsets(array)
+            offsets, start, end = _nested_offsets(array)
             values = self.json(array.values.slice(start, end - start), logical_type.element_type)
             return [
                 values[a - start : b - start] if ok else None
@@ -375,9 +317,7 @@ class _Encoder:
 
     @staticmethod
     def _json_decimals(array: pa.Array) -> list[Any]:
-        strings = pc.cast(array, pa.string())
-        if array.type.scale > 0:
-            strings = _trim_fraction(strings)
+        strings = decimal_strings(array)
         values: list[Any] = strings.to_pylist()
         # Java writes these in scientific notation (or Arrow already did).
         odd = pc.or_(
@@ -385,7 +325,7 @@ class _Encoder:
             pc.or_(pc.starts_with(strings, "0.000000"), pc.starts_with(strings, "-0.000000")),
         )
         for i in _indices(odd):
-            values[i] = _java_decimal(values[i])
+            values[i] = java_decimal(values[i])
         fragment = orjson.Fragment
         return [None if v is None else fragment(v) for v in values]
 
@@ -394,10 +334,10 @@ class _Encoder:
             key_type, value_type = logical_type.key_type, logical_type.value_type
         else:  # a multiset is a map of element to count
             key_type, value_type = logical_type.element_type, INT
-        offsets, start, end = self._nested_offsets(array)
+        offsets, start, end = _nested_offsets(array)
         keys = array.keys.slice(start, end - start)
         items = array.items.slice(start, end - start)
-        key_text = keys.to_pylist() if key_type.type_root in _STRINGS else self.text(keys, key_type)
+        key_text = keys.to_pylist() if key_type.type_root in STRINGS else self.text(keys, key_type)
         values = self.json(items, value_type)
         out: list[Any] = []
         for a, b, ok in zip(offsets[:-1], offsets[1:], array.is_valid().to_pylist(), strict=True):
@@ -420,13 +360,13 @@ class _Encoder:
         if pa.types.is_dictionary(array.type):
             array = array.dictionary_decode()
         root = logical_type.type_root
-        if root in _STRINGS:
+        if root in STRINGS:
             return array.to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.NULL:
             return [None] * len(array)
         if root is TypeRoot.BOOLEAN:
             return pc.if_else(array, "TRUE", "FALSE").to_pylist()  # type: ignore[no-any-return]
-        if root in _INTEGERS or root is TypeRoot.DATE:
+        if root in INTEGERS or root is TypeRoot.DATE:
             return pc.cast(array, pa.string()).to_pylist()  # type: ignore[no-any-return]
         if root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
             return self._text_floats(array)
@@ -440,25 +380,23 @@ class _Encoder:
             return [None if b is None else f"x'{b.hex()}'" for b in array.to_pylist()]
         if isinstance(logical_type, TimeType):
             strings = pc.cast(array, pa.string())
-            digits, precision = _UNIT_DIGITS[array.type.unit], logical_type.precision
+            digits, precision = UNIT_DIGITS[array.type.unit], logical_type.precision
             if digits >= precision:
                 strings = pc.utf8_slice_codeunits(strings, 0, 9 + precision if precision else 8)
             else:
-                strings = _fit_fraction(strings, digits, precision)
+                strings = fit_fraction(strings, digits, precision)
             return strings.to_pylist()  # type: ignore[no-any-return]
         if isinstance(logical_type, TimestampType):
-            return self._timestamp_strings(array, False, logical_type.precision).to_pylist()  # type: ignore[no-any-return]
+            return timestamp_strings(array, False, logical_type.precision).to_pylist()  # type: ignore[no-any-return]
         if isinstance(logical_type, LocalZonedTimestampType):
-            wall = self._wall_clock(array)
-            return self._timestamp_strings(wall, False, logical_type.precision).to_pylist()  # type: ignore[no-any-return]
+            wall = wall_clock(array, self.time_zone)
+            return timestamp_strings(wall, False, logical_type.precision).to_pylist()  # type: ignore[no-any-return]
         if isinstance(logical_type, DayTimeIntervalType):
-            return [
-                None if v is None else _day_time_text(v) for v in self._millis(array).to_pylist()
-            ]
+            return [None if v is None else _day_time_text(v) for v in millis(array).to_pylist()]
         if root is TypeRoot.INTERVAL_YEAR_MONTH:
             return [None if v is None else _year_month_text(v) for v in array.to_pylist()]
         if isinstance(logical_type, ArrayType):
-            offsets, start, end = self._nested_offsets(array)
+            offsets, start, end = _nested_offsets(array)
             items = self.text(array.values.slice(start, end - start), logical_type.element_type)
             return [
                 "[" + ", ".join(_or_null(items[a - start : b - start])) + "]" if ok else None
@@ -502,7 +440,7 @@ class _Encoder:
             key_type, value_type = logical_type.key_type, logical_type.value_type
         else:  # a multiset is a map of element to count
             key_type, value_type = logical_type.element_type, INT
-        offsets, start, end = self._nested_offsets(array)
+        offsets, start, end = _nested_offsets(array)
         keys = self.text(array.keys.slice(start, end - start), key_type)
         values = self.text(array.items.slice(start, end - start), value_type)
         out: list[str | None] = []
@@ -517,6 +455,11 @@ class _Encoder:
             )
             out.append("{" + ", ".join(f"{k}={v}" for k, v in pairs) + "}")
         return out
+
+
+def _nested_offsets(array: pa.Array) -> tuple[list[int], int, int]:
+    offsets: list[int] = array.offsets.to_pylist()
+    return offsets, offsets[0], offsets[-1]
 
 
 def _or_null(values: Sequence[str | None]) -> list[str]:

@@ -23,7 +23,8 @@ from starlette.responses import Response
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import ResultSet, ResultType, RowKind
 from sparkgate.api.types import ResultSchema
-from sparkgate.codec.rows import encode_json_rows, encode_plain_text_rows
+from sparkgate.codec.json_text import encode_json_data
+from sparkgate.codec.rows import encode_plain_text_rows
 from sparkgate.endpoints.rest.responses import CORS_HEADERS, json_response
 from sparkgate.endpoints.rest.routes import RestApiVersion
 
@@ -99,15 +100,21 @@ def result_body(
     next_uri: str | None,
     time_zone: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one page, keys in Flink's wire order."""
+    """The JSON body of one page, keys in Flink's wire order.
+
+    For ``rowFormat=JSON`` the ``data`` value is an :class:`orjson.Fragment`
+    (the rows already serialised, see :mod:`sparkgate.codec.json_text`), so
+    the body must be written with ``orjson.dumps``.
+    """
     if page.result_type is ResultType.NOT_READY:
         return {"resultType": page.result_type.value, "nextResultUri": next_uri}
-    data: list[dict[str, Any]] = []
-    for batch, kinds in _slices(page):
-        if row_format is RowFormat.PLAIN_TEXT:
+    data: Any
+    if row_format is RowFormat.PLAIN_TEXT:
+        data = []
+        for batch, kinds in _slices(page):
             data += encode_plain_text_rows(batch, page.schema, kinds, time_zone=time_zone or "UTC")
-        else:
-            data += encode_json_rows(batch, page.schema, kinds, time_zone=time_zone)
+    else:
+        data = encode_json_data(page.batches, page.schema, page.kinds, time_zone=time_zone)
     body: dict[str, Any] = {
         "resultType": page.result_type.value,
         "isQueryResult": page.is_query_result,
