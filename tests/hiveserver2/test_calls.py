@@ -20,7 +20,8 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
 from sparkgate.endpoints.hiveserver2 import metadata
-from tests.hiveserver2.conftest import RawClient, Running, wait_for
+from tests.hiveserver2.conftest import RawClient, Running, running_endpoint, wait_for
+from tests.service.conftest import make_service
 
 V = ttypes.TProtocolVersion
 OK = ttypes.TStatusCode.SUCCESS_STATUS
@@ -175,6 +176,33 @@ def test_open_session_configuration_keys(client: RawClient) -> None:
         assert query(client, handle, "SET spark.sql.ansi.enabled")[0][-1] == "false"
     finally:
         client.CloseSession(ttypes.TCloseSessionReq(sessionHandle=handle))
+
+
+def test_sessions_run_dml_synchronously_in_batch_whatever_the_gateway_default(
+    spark: Any,
+) -> None:
+    # A gateway whose REST users get Flink's asynchronous DML and streaming mode.
+    service = make_service(
+        spark, **{"table.dml-sync": "false", "execution.runtime-mode": "streaming"}
+    )
+    try:
+        with running_endpoint(service, fetch_timeout=30.0) as running:
+            raw = RawClient(running.port)
+            try:
+                handle = open_session(raw).sessionHandle
+                assert query(raw, handle, "SET table.dml-sync") == [("table.dml-sync", "true")]
+                assert query(raw, handle, "SET execution.runtime-mode") == [
+                    ("execution.runtime-mode", "batch")
+                ]
+                # The connection's own configuration still wins.
+                mine = open_session(raw, **{"set:hiveconf:table.dml-sync": "false"})
+                assert query(raw, mine.sessionHandle, "SET table.dml-sync") == [
+                    ("table.dml-sync", "false")
+                ]
+            finally:
+                raw.close()
+    finally:
+        service.stop()
 
 
 def test_open_session_with_missing_database_fails_and_leaks_nothing(

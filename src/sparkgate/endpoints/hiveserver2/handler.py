@@ -43,6 +43,7 @@ from sparkgate.endpoints.hiveserver2.rowset import to_row_set
 __all__ = [
     "ENDPOINT_ID",
     "SERVER_PROTOCOL",
+    "SESSION_DEFAULTS",
     "CLIServiceHandler",
     "ConnectionContext",
     "HiveServer2Core",
@@ -109,6 +110,12 @@ def protocol_name(version: int) -> str:
 
 def _columnar(version: int) -> bool:
     return bool(version >= _V.HIVE_CLI_SERVICE_PROTOCOL_V6)
+
+
+# As Flink's HiveServer2 endpoint: Hive clients take a statement that returned
+# for one that is done, so DML waits and queries run in batch (a client may
+# still SET them in its connection's configuration).
+SESSION_DEFAULTS = {"execution.runtime-mode": "batch", "table.dml-sync": "true"}
 
 
 class HiveServer2Core:
@@ -193,7 +200,7 @@ class CLIServiceHandler:
             client = req.client_protocol if req.client_protocol is not None else SERVER_PROTOCOL
             version = min(client, SERVER_PROTOCOL)
             user = self.connection.user or req.username or "anonymous"
-            config: dict[str, str] = {}
+            config = dict(SESSION_DEFAULTS)
             database: str | None = None
             for key, value in (req.configuration or {}).items():
                 if key == "use:database":
