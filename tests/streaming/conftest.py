@@ -11,18 +11,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import ResultType, RowKind
 from sparkgate.api.session import SessionEnvironment
+from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
+from tests.rest.conftest import settings
 from tests.service.conftest import make_service, run
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["changes", "make_service", "name", "run", "wait_for"]
+__all__ = ["changes", "job_status", "make_service", "name", "run", "wait_for", "wait_job"]
 
 Change = tuple[RowKind, tuple[Any, ...]]
 
@@ -51,6 +54,18 @@ def session(stream_service: SparkGatewayService) -> Iterator[SessionHandle]:
     yield handle
     with contextlib.suppress(Exception):
         stream_service.close_session(handle)
+
+
+@pytest.fixture
+def http(stream_service: SparkGatewayService) -> Iterator[httpx.Client]:
+    """A REST client of an endpoint on the stream service."""
+    endpoint = RestEndpoint(stream_service, settings())
+    endpoint.start()
+    try:
+        with httpx.Client(base_url=endpoint.address, timeout=120) as client:
+            yield client
+    finally:
+        endpoint.stop()
 
 
 def name(prefix: str = "t") -> str:
@@ -88,3 +103,23 @@ def changes(
         assert page.next_token is not None
         token = page.next_token
     raise AssertionError(f"no end of the changelog in {timeout} s; got {out[-5:]}")
+
+
+def job_status(service: SparkGatewayService, session: SessionHandle, job_id: str) -> str:
+    """The job's status as SHOW JOBS lists it."""
+    rows = {r[0]: r for r in run(service, session, "SHOW JOBS")}
+    return str(rows[job_id][2])
+
+
+def wait_job(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    job_id: str,
+    status: str = "FINISHED",
+    timeout: float = 90.0,
+) -> None:
+    """Wait until the job has ended; it must have ended with ``status``."""
+    ended = ("FINISHED", "FAILED", "CANCELED")
+    assert wait_for(lambda: job_status(service, session, job_id) in ended, timeout)
+    [info] = run(service, session, f"DESCRIBE JOB '{job_id}'")
+    assert info[2] == status, info

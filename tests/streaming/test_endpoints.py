@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from sparkgate.api.results import RowKind
 from sparkgate.client.embedded import EmbeddedExecutor
-from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.changelog import replay
 from tests.client.helpers import text_client
-from tests.rest.conftest import settings, submit, walk
+from tests.rest.conftest import submit, walk
 
 from .conftest import name, wait_for
 
@@ -24,17 +21,6 @@ SOURCE = (
     "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '30', 'rows-per-second' = '20')"
 )
 QUERY = "SELECT id % 2 AS parity, count(*) AS c FROM {t} GROUP BY id % 2"
-
-
-@pytest.fixture
-def http(stream_service: SparkGatewayService) -> Iterator[httpx.Client]:
-    endpoint = RestEndpoint(stream_service, settings())
-    endpoint.start()
-    try:
-        with httpx.Client(base_url=endpoint.address, timeout=120) as client:
-            yield client
-    finally:
-        endpoint.stop()
 
 
 def test_rest_results_carry_the_change_kinds(http: httpx.Client) -> None:

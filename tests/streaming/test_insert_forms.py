@@ -12,7 +12,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import name, run, wait_for
+from .conftest import name, run, wait_job
 
 SOURCE = (
     "CREATE TABLE {t} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
@@ -29,16 +29,6 @@ def partitioned_sink(service: SparkGatewayService, session: SessionHandle, path:
         f"WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'parquet')",
     )
     return table
-
-
-def wait_finished(service: SparkGatewayService, session: SessionHandle, job_id: str) -> None:
-    def finished() -> bool:
-        jobs = {r[0]: r for r in run(service, session, "SHOW JOBS")}
-        return jobs[job_id][2] in ("FINISHED", "FAILED")
-
-    assert wait_for(finished, 90)
-    [info] = run(service, session, f"DESCRIBE JOB '{job_id}'")
-    assert info[2] == "FINISHED", info
 
 
 def test_batch_insert_with_partition_and_column_list(
@@ -83,7 +73,7 @@ def test_streaming_insert_with_partition_and_column_list(
         session,
         f"INSERT INTO {sink} PARTITION (dt = 'today') (id) SELECT id FROM {src}",
     )
-    wait_finished(stream_service, session, job_id)
+    wait_job(stream_service, session, job_id)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
     assert run(
         stream_service,
@@ -102,7 +92,7 @@ def test_streaming_insert_into_a_spark_table_with_a_column_list(
     [(job_id,)] = run(
         stream_service, session, f"INSERT INTO {target} (id) SELECT id * 2 FROM {src}"
     )
-    wait_finished(stream_service, session, job_id)
+    wait_job(stream_service, session, job_id)
     assert sorted(tuple(r) for r in spark.table(target).collect()) == [
         (None, 2 * i) for i in range(1, 11)
     ]

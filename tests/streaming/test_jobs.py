@@ -15,12 +15,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.jobs import JobRegistry, JobStatus
 
-from .conftest import name, run, wait_for
-
-
-def status(service: SparkGatewayService, session: SessionHandle, job_id: str) -> str:
-    rows = {r[0]: r for r in run(service, session, "SHOW JOBS")}
-    return str(rows[job_id][2])
+from .conftest import job_status, name, run, wait_for
 
 
 def sink_ids(spark: SparkSession, path: Path) -> list[int]:
@@ -62,12 +57,12 @@ def test_stop_with_savepoint_and_resume_is_exactly_once(
         jobs = {r[0]: r for r in run(stream_service, other, "SHOW JOBS")}
         assert jobs[job_id][1:3] == ("copy-ids", "RUNNING")
         [(savepoint,)] = run(stream_service, other, f"STOP JOB '{job_id}' WITH SAVEPOINT")
-        assert status(stream_service, other, job_id) == "CANCELED"
+        assert job_status(stream_service, other, job_id) == "CANCELED"
         before = sink_ids(spark, path)
         assert before == list(range(len(before))) and len(before) < rows
         run(stream_service, session, f"SET 'execution.savepoint.path' = '{savepoint}'")
         [(resumed,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
-        assert wait_for(lambda: status(stream_service, other, resumed) == "FINISHED", 90)
+        assert wait_for(lambda: job_status(stream_service, other, resumed) == "FINISHED", 90)
         assert sink_ids(spark, path) == list(range(rows))
         described = dict(
             zip(
@@ -99,9 +94,9 @@ def test_a_streaming_job_outlives_its_session(
     run(stream_service, submitter, "SET 'execution.runtime-mode' = 'streaming'")
     [(job_id,)] = run(stream_service, submitter, f"INSERT INTO {sink} SELECT a FROM {src}")
     stream_service.close_session(submitter)
-    assert status(stream_service, session, job_id) == "RUNNING"
+    assert job_status(stream_service, session, job_id) == "RUNNING"
     assert run(stream_service, session, f"STOP JOB '{job_id}'") == [("OK",)]
-    assert status(stream_service, session, job_id) == "CANCELED"
+    assert job_status(stream_service, session, job_id) == "CANCELED"
     with pytest.raises(ExecutionError, match="not running"):
         run(stream_service, session, f"STOP JOB '{job_id}'")
 
@@ -119,7 +114,7 @@ def test_a_failing_job_shows_failed_with_its_cause(
         f"INSERT INTO {sink} SELECT CASE WHEN a IS NOT NULL THEN raise_error('boom') END "
         f"FROM {src}",
     )
-    assert wait_for(lambda: status(stream_service, session, job_id) == "FAILED", 60)
+    assert wait_for(lambda: job_status(stream_service, session, job_id) == "FAILED", 60)
     [info] = run(stream_service, session, f"DESCRIBE JOB '{job_id}'")
     assert "boom" in str(info[-2])
     assert run(stream_service, session, "SELECT 1") == [(1,)]
@@ -132,7 +127,7 @@ def test_async_batch_insert_returns_a_job_id_at_once(
     run(stream_service, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
     run(stream_service, session, "SET 'table.dml-sync' = 'false'")
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {target} SELECT id FROM range(5)")
-    assert wait_for(lambda: status(stream_service, session, job_id) == "FINISHED", 60)
+    assert wait_for(lambda: job_status(stream_service, session, job_id) == "FINISHED", 60)
     assert run(stream_service, session, f"SELECT count(*) FROM {target}") == [(5,)]
 
 
@@ -228,7 +223,7 @@ def test_statement_sets_run_their_inserts_as_one_job(
         body = "; ".join(inserts)
         [(job_id,)] = run(stream_service, session, f"EXECUTE STATEMENT SET BEGIN {body}; END")
     if mode == "streaming":
-        assert wait_for(lambda: status(stream_service, session, job_id) == "FINISHED", 90)
+        assert wait_for(lambda: job_status(stream_service, session, job_id) == "FINISHED", 90)
     assert sink_ids(spark, tmp_path / a) == [2, 4, 6, 8, 10, 12]
     assert sink_ids(spark, tmp_path / b) == [1, 3, 5, 7, 9, 11]
 

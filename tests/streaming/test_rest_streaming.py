@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +33,6 @@ def sequence(start: int, end: int, rate: int) -> str:
         f"'fields.id.kind' = 'sequence', 'fields.id.start' = '{start}', "
         f"'fields.id.end' = '{end}', 'rows-per-second' = '{rate}'"
     )
-
-
-@pytest.fixture
-def http(stream_service: SparkGatewayService) -> Iterator[httpx.Client]:
-    endpoint = RestEndpoint(stream_service, settings())
-    endpoint.start()
-    try:
-        with httpx.Client(base_url=endpoint.address, timeout=120) as client:
-            yield client
-    finally:
-        endpoint.stop()
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from sparkgate.api.status import OperationStatus
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.changelog import replay
 
-from .conftest import changes, make_service, name, run, wait_for
+from .conftest import changes, make_service, name, run, wait_for, wait_job
 
 AGGREGATE = "SELECT id % 3 AS m, count(*) AS c, sum(id) AS total FROM {t} GROUP BY id % 3"
 
@@ -123,11 +123,7 @@ def test_spark_file_tables_stream_in_streaming_mode(
     # A streaming INSERT between Spark tables is a job that ends with the files there.
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {counts} SELECT word, n FROM {words}")
 
-    def finished() -> bool:
-        jobs = {r[0]: r for r in run(stream_service, session, "SHOW JOBS")}
-        return jobs[job_id][2] == "FINISHED"
-
-    assert wait_for(finished, 90)
+    wait_job(stream_service, session, job_id)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
     assert run(stream_service, session, f"SELECT count(*), sum(n) FROM {counts}") == [(5, 15)]
 

@@ -15,7 +15,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.changelog import replay
 
-from .conftest import changes, name, run, wait_for
+from .conftest import changes, name, run, wait_job
 
 SOURCE = (
     "CREATE TEMPORARY TABLE {t} (id BIGINT, twice AS id * 2) WITH ('connector' = 'datagen', "
@@ -71,11 +71,7 @@ def test_temporary_filesystem_sink_takes_a_streaming_insert(
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
 
-    def finished() -> bool:
-        jobs = {r[0]: r for r in run(stream_service, session, "SHOW JOBS")}
-        return jobs[job_id][2] == "FINISHED"
-
-    assert wait_for(finished, 90)
+    wait_job(stream_service, session, job_id)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
     assert run(stream_service, session, f"SELECT count(*), sum(id) FROM {sink}") == [(20, 210)]
 

@@ -20,6 +20,7 @@ __all__ = [
     "Token",
     "TokenKind",
     "ensure_terminated",
+    "group_items",
     "line_column",
     "position",
     "tokenize",
@@ -275,3 +276,25 @@ def ensure_terminated(text: str, tokens: Sequence[Token]) -> None:
                 f"unterminated {what} starting at {position(text, token.start)} "
                 f"(offset {token.start})"
             )
+
+
+def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]], int]:
+    """The comma-separated items of the parenthesised group opening at ``start``,
+    and the index after its closing parenthesis."""
+    if start >= len(tokens) or tokens[start].kind is not TokenKind.LPAREN:
+        raise SqlParseError("expected '('")
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for index in range(start + 1, len(tokens)):
+        token = tokens[index]
+        if token.kind is TokenKind.LPAREN:
+            depth += 1
+        elif token.kind is TokenKind.RPAREN:
+            if depth == 0:
+                return [item for item in items if item], index + 1
+            depth -= 1
+        elif token.kind is TokenKind.COMMA and depth == 0:
+            items.append([])
+            continue
+        items[-1].append(token)
+    raise SqlParseError("unbalanced parentheses")

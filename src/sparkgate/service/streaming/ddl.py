@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
 __all__ = ["Column", "TableDefinition", "Watermark", "parse_connector_table"]
 
@@ -173,25 +173,11 @@ class _Tokens:
 
     def group(self) -> list[list[Token]]:
         """The comma-separated items of the parenthesised group at the cursor."""
-        if self.kind() is not TokenKind.LPAREN:
-            raise SqlParseError("expected '(' in CREATE TABLE")
-        self.i += 1
-        items: list[list[Token]] = [[]]
-        depth = 0
-        while self.i < len(self.tokens):
-            tok = self.tokens[self.i]
-            self.i += 1
-            if tok.kind is TokenKind.LPAREN:
-                depth += 1
-            elif tok.kind is TokenKind.RPAREN:
-                if depth == 0:
-                    return [item for item in items if item]
-                depth -= 1
-            elif tok.kind is TokenKind.COMMA and depth == 0:
-                items.append([])
-                continue
-            items[-1].append(tok)
-        raise SqlParseError("unbalanced parentheses in CREATE TABLE")
+        try:
+            items, self.i = group_items(self.tokens, self.i)
+        except SqlParseError as exc:
+            raise SqlParseError(f"{exc} in CREATE TABLE") from None
+        return items
 
     def source(self, tokens: Sequence[Token]) -> str:
         return self.text[tokens[0].start : tokens[-1].end]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
-from sparkgate.api.errors import ExecutionError, SqlParseError
-from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.api.errors import ExecutionError
+from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -47,25 +47,6 @@ def _names(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
     return tuple(parts), i
 
 
-def _group(tokens: list[Token], i: int) -> tuple[list[list[Token]], int]:
-    """The comma-separated items of the parenthesised group starting at ``i``."""
-    items: list[list[Token]] = [[]]
-    depth = 0
-    for j in range(i + 1, len(tokens)):
-        tok = tokens[j]
-        if tok.kind is TokenKind.LPAREN:
-            depth += 1
-        elif tok.kind is TokenKind.RPAREN:
-            if depth == 0:
-                return [item for item in items if item], j + 1
-            depth -= 1
-        elif tok.kind is TokenKind.COMMA and depth == 0:
-            items.append([])
-            continue
-        items[-1].append(tok)
-    raise SqlParseError("unbalanced parentheses in INSERT")
-
-
 def _is_query_start(tokens: list[Token], i: int) -> bool:
     while i < len(tokens) and tokens[i].kind is TokenKind.LPAREN:
         i += 1
@@ -93,7 +74,7 @@ def parse_insert(text: str) -> InsertStatement | None:
     if tokens[i].upper == "PARTITION":
         if i + 1 >= len(tokens) or tokens[i + 1].kind is not TokenKind.LPAREN:
             return None
-        items, i = _group(tokens, i + 1)
+        items, i = group_items(tokens, i + 1)
         for item in items:
             key = unquote(item[0])
             if len(item) == 1:
@@ -104,7 +85,7 @@ def parse_insert(text: str) -> InsertStatement | None:
                 return None
     columns: tuple[str, ...] | None = None
     if i < len(tokens) and tokens[i].kind is TokenKind.LPAREN and not _is_query_start(tokens, i):
-        items, i = _group(tokens, i)
+        items, i = group_items(tokens, i)
         if any(len(item) != 1 for item in items):
             return None
         columns = tuple(unquote(item[0]) for item in items)
