@@ -161,3 +161,14 @@ def test_unknown_metadata_keys_are_refused_with_the_valid_ones(
             f"CREATE TABLE {name()} (a INT, o STRING METADATA FROM 'file.owner') "
             "WITH ('connector' = 'filesystem', 'path' = '/nowhere', 'format' = 'csv')",
         )
+
+
+def test_a_with_clause_name_shadows_a_connector_table(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    table = name("gen")
+    run(stream_service, session, datagen(table, 5))
+    query = f"WITH {table} AS (SELECT 42L AS id) SELECT id FROM {table}"
+    assert run(stream_service, session, query) == [(42,)]
+    inner = f"WITH v AS (SELECT id FROM {table}) SELECT count(*) FROM v"
+    assert run(stream_service, session, inner) == [(5,)]

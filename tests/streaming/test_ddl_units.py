@@ -113,6 +113,12 @@ def test_flink_types_map_to_spark(flink: str, spark: str) -> None:
         ("SELECT * FROM range(10)", []),
         ("SELECT a, b FROM (SELECT 1 AS a, 2 AS b)", []),
         ("TABLE a", [("a",)]),
+        ("WITH v AS (SELECT * FROM a) SELECT * FROM v JOIN b", [("a",), ("b",)]),
+        (
+            "WITH RECURSIVE x (n) AS (SELECT 1), `y` AS (SELECT * FROM t) SELECT * FROM x, y, z",
+            [("t",), ("z",)],
+        ),
+        ("SELECT * FROM db.a WHERE x IN (WITH a AS (SELECT 1) SELECT * FROM a)", [("db", "a")]),
     ],
 )
 def test_table_references(sql: str, names: list[tuple[str, ...]]) -> None:

@@ -91,8 +91,38 @@ def _name_at(tokens: list[Token], j: int) -> tuple[tuple[str, ...], int] | None:
     return tuple(parts), j
 
 
+def _cte_names(tokens: list[Token]) -> set[str]:
+    """Names a WITH clause defines: ``WITH [RECURSIVE] n [(cols)] AS (``, ``, n AS (``."""
+    names: set[str] = set()
+    in_with = False
+    for i, tok in enumerate(tokens):
+        if tok.kind is TokenKind.WORD and tok.upper == "WITH":
+            in_with = True
+        if not in_with or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+            continue
+        before = tokens[i - 1] if i else None
+        if before is None or not (
+            before.kind is TokenKind.COMMA or before.upper in ("WITH", "RECURSIVE")
+        ):
+            continue
+        j = i + 1
+        if j < len(tokens) and tokens[j].kind is TokenKind.LPAREN:  # a column list
+            while j < len(tokens) and tokens[j].kind is not TokenKind.RPAREN:
+                j += 1
+            j += 1
+        if (
+            j + 1 < len(tokens)
+            and tokens[j].upper == "AS"
+            and tokens[j + 1].kind is TokenKind.LPAREN
+        ):
+            names.add(unquote(tok).lower())
+    return names
+
+
 def table_references(text: str) -> list[Reference]:
+    """The table names ``text`` reads, in order; a WITH clause's own names are not tables."""
     tokens = [t for t in tokenize(text) if not t.is_comment]
+    ctes = _cte_names(tokens)
     refs: list[Reference] = []
     clause: dict[int, str | None] = {0: None}
     depth = 0
@@ -114,7 +144,7 @@ def table_references(text: str) -> list[Reference]:
                     refs.append(Reference(found[0], tok.start, close.end, stream=True))
             return
         found = _name_at(tokens, j)
-        if found is not None:
+        if found is not None and not (len(found[0]) == 1 and found[0][0].lower() in ctes):
             refs.append(Reference(found[0], tok.start, tokens[found[1] - 1].end))
 
     for i, tok in enumerate(tokens):
