@@ -122,7 +122,6 @@ def test_spark_file_tables_stream_in_streaming_mode(
     assert replay(log) == Counter({("a", 4): 1, ("b", 6): 1, ("c", 5): 1})
     # A streaming INSERT between Spark tables is a job that ends with the files there.
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {counts} SELECT word, n FROM {words}")
-
     wait_job(stream_service, session, job_id)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
     assert run(stream_service, session, f"SELECT count(*), sum(n) FROM {counts}") == [(5, 15)]

@@ -70,7 +70,6 @@ def test_temporary_filesystem_sink_takes_a_streaming_insert(
     )
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
-
     wait_job(stream_service, session, job_id)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
     assert run(stream_service, session, f"SELECT count(*), sum(id) FROM {sink}") == [(20, 210)]

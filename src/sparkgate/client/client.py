@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sparkgate.api.config import ConfigOption, Configuration
+from sparkgate.api.config import ConfigOption, Configuration, bool_option, string_option
 from sparkgate.api.errors import ConfigurationError, ExecutionError, GatewayError
 from sparkgate.api.handles import OperationHandle
 from sparkgate.api.results import ResultKind, ResultType, RowKind
@@ -52,9 +52,9 @@ _PROGRESS_EVERY = 0.5
 _HEARTBEAT_EVERY = 60.0
 _EXECUTE_FAILED = "Could not execute SQL statement. Reason:"
 _OP_TYPE = CharType(2, nullable=False)
-# Session keys of the service the client reads to print as Flink's client does.
-_RUNTIME_MODE_KEY = "execution.runtime-mode"
-_DML_SYNC_KEY = "table.dml-sync"
+# Session options of the service the client reads to print as Flink's client does.
+_RUNTIME_MODE = string_option("execution.runtime-mode", "batch", "Batch or streaming.")
+_DML_SYNC = bool_option("table.dml-sync", True, "Whether DML waits for its job.")
 
 HELP_TEXT = """\
 The following commands are available:
@@ -379,13 +379,11 @@ class SqlClient:
 
     def _streaming(self) -> bool:
         """Whether the session runs queries as streams (Flink's client asks the same)."""
-        mode = self._config.get_raw(_RUNTIME_MODE_KEY) or "batch"
-        return mode.strip().lower() == "streaming"
+        return self.option(_RUNTIME_MODE).strip().lower() == "streaming"
 
     def _dml_returns_at_once(self) -> bool:
         """Streaming INSERTs, and DML without ``table.dml-sync``, return a running job."""
-        sync = self._config.get_raw(_DML_SYNC_KEY) or "true"
-        return self._streaming() or sync.strip().lower() == "false"
+        return self._streaming() or not self.option(_DML_SYNC)
 
     def _tableau(
         self,

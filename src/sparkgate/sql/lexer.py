@@ -19,10 +19,12 @@ from sparkgate.api.errors import SqlParseError
 __all__ = [
     "Token",
     "TokenKind",
+    "dotted_name",
     "ensure_terminated",
     "group_items",
     "line_column",
     "position",
+    "statement_tokens",
     "tokenize",
     "unquote",
 ]
@@ -298,3 +300,29 @@ def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]],
             continue
         items[-1].append(token)
     raise SqlParseError("unbalanced parentheses")
+
+
+def statement_tokens(text: str) -> list[Token]:
+    """The tokens of one statement that matter: no comments, no closing ``;``."""
+    tokens = [t for t in tokenize(text) if not t.is_comment]
+    if tokens and tokens[-1].kind is TokenKind.SEMICOLON:
+        tokens.pop()
+    return tokens
+
+
+def dotted_name(tokens: Sequence[Token], start: int) -> tuple[tuple[str, ...], int]:
+    """The unquoted parts of ``a.b.c`` at ``start`` (none when no name is there),
+    and the index after it."""
+    parts: list[str] = []
+    index = start
+    while index < len(tokens) and tokens[index].kind in (
+        TokenKind.WORD,
+        TokenKind.QUOTED_IDENTIFIER,
+    ):
+        parts.append(unquote(tokens[index]))
+        index += 1
+        if index < len(tokens) and tokens[index].kind is TokenKind.DOT:
+            index += 1
+            continue
+        break
+    return tuple(parts), index

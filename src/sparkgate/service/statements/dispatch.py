@@ -9,14 +9,13 @@ no output columns gives ``OK``, anything else streams its rows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.results import ResultKind, RowKind
-from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.session import Session, is_spark_key
@@ -24,16 +23,16 @@ from sparkgate.service.spark.arrow import arrow_schema, stream_batches
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import arrow_compatible, to_result_schema
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
+from sparkgate.service.statements.results import ok_result, table_result
 from sparkgate.service.streaming import statements as streaming
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["OK_SCHEMA", "ok_result", "statement_executor", "table_result"]
+__all__ = ["statement_executor"]
 
 log = logging.getLogger(__name__)
 
-OK_SCHEMA = ResultSchema.of(("result", STRING))
 _QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
 
 _LATER = {
@@ -41,26 +40,6 @@ _LATER = {
     StatementKind.LOAD_MODULE: "LOAD MODULE",
     StatementKind.UNLOAD_MODULE: "UNLOAD MODULE",
 }
-
-
-def table_result(
-    names: Sequence[str],
-    rows: Sequence[Sequence[str | None]],
-    traits: ResultTraits | None = None,
-) -> Execution:
-    """A small all-strings result the gateway produced itself."""
-    schema = ResultSchema.of(*((name, STRING) for name in names))
-    columns = [pa.array([row[i] for row in rows], type=pa.string()) for i in range(len(names))]
-    batch = pa.RecordBatch.from_arrays(columns, names=list(names))
-    return Execution(
-        schema,
-        traits or ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT),
-        [(batch, None)],
-    )
-
-
-def ok_result() -> Execution:
-    return table_result(["result"], [["OK"]], ResultTraits(result_kind=ResultKind.SUCCESS))
 
 
 def statement_executor(session: Session, statement: str) -> Executor:

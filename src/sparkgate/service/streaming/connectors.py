@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _physical_ddl(definition: TableDefinition) -> str:
 
 def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
     """The Spark DDL that stores ``definition`` in the catalog."""
-    name = ".".join(quote_identifier(p) for p in definition.name)
+    name = quote_name(definition.name)
     props = f"TBLPROPERTIES ({_literal(DEFINITION_PROPERTY)} = {_literal(definition.to_json())})"
     comment = f" COMMENT {_literal(definition.comment)}" if definition.comment else ""
     exists = " IF NOT EXISTS" if definition.if_not_exists else ""
@@ -315,11 +316,23 @@ def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
     return out
 
 
-def _file_reader(reader: Any, definition: TableDefinition) -> Any:
-    reader = reader.format(definition.options["format"]).schema(_physical_ddl(definition))
+def _file_format(io: Any, definition: TableDefinition) -> Any:
+    """A Spark reader or writer (batch or stream) set to the table's file format."""
+    io = io.format(definition.options["format"])
     if "csv.field-delimiter" in definition.options:
-        reader = reader.option("sep", definition.options["csv.field-delimiter"])
-    return reader
+        io = io.option("sep", definition.options["csv.field-delimiter"])
+    return io
+
+
+def _file_reader(reader: Any, definition: TableDefinition) -> Any:
+    return _file_format(reader, definition).schema(_physical_ddl(definition))
+
+
+def _file_writer(writer: Any, definition: TableDefinition) -> Any:
+    writer = _file_format(writer, definition)
+    if definition.partition_keys:
+        writer = writer.partitionBy(*definition.partition_keys)
+    return writer
 
 
 def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:
@@ -376,12 +389,7 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
     """Write a batch result into a connector sink."""
     kind = sink_kind(definition)
     if kind == "filesystem":
-        writer = df.write.format(definition.options["format"]).mode("append")
-        if definition.partition_keys:
-            writer = writer.partitionBy(*definition.partition_keys)
-        if "csv.field-delimiter" in definition.options:
-            writer = writer.option("sep", definition.options["csv.field-delimiter"])
-        writer.save(definition.options["path"])
+        _file_writer(df.write.mode("append"), definition).save(definition.options["path"])
     elif kind == "print":
         _print_rows(definition)(df, 0)
     else:
@@ -395,14 +403,8 @@ def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStre
         return writer
     kind = sink_kind(definition)
     if kind == "filesystem":
-        writer = writer.format(definition.options["format"]).option(
-            "path", definition.options["path"]
-        )
-        if definition.partition_keys:
-            writer = writer.partitionBy(*definition.partition_keys)
-        if "csv.field-delimiter" in definition.options:
-            writer = writer.option("sep", definition.options["csv.field-delimiter"])
-        return writer
+        filesystem: DataStreamWriter = _file_writer(writer, definition)
+        return filesystem.option("path", definition.options["path"])
     if kind == "print":
         return writer.foreachBatch(_print_rows(definition))
     return writer.format("noop")

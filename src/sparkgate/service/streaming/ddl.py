@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, group_items, statement_tokens, unquote
 
 __all__ = ["Column", "TableDefinition", "Watermark", "parse_connector_table"]
 
@@ -136,9 +136,7 @@ class TableDefinition:
 class _Tokens:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = [t for t in tokenize(text) if not t.is_comment]
-        if self.tokens and self.tokens[-1].kind is TokenKind.SEMICOLON:
-            self.tokens.pop()
+        self.tokens = statement_tokens(text)
         self.i = 0
 
     def word(self, ahead: int = 0) -> str | None:

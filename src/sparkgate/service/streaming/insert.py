@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
-from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
+from sparkgate.sql.lexer import (
+    Token,
+    TokenKind,
+    dotted_name,
+    group_items,
+    statement_tokens,
+    unquote,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -35,18 +42,6 @@ class InsertStatement:
     columns: tuple[str, ...] | None = None
 
 
-def _names(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
-    parts: list[str] = []
-    while i < len(tokens) and tokens[i].kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        parts.append(unquote(tokens[i]))
-        i += 1
-        if i < len(tokens) and tokens[i].kind is TokenKind.DOT:
-            i += 1
-            continue
-        break
-    return tuple(parts), i
-
-
 def _is_query_start(tokens: list[Token], i: int) -> bool:
     while i < len(tokens) and tokens[i].kind is TokenKind.LPAREN:
         i += 1
@@ -56,9 +51,7 @@ def _is_query_start(tokens: list[Token], i: int) -> bool:
 def parse_insert(text: str) -> InsertStatement | None:
     """The parts of an INSERT; None for Spark's other forms (BY NAME, REPLACE WHERE,
     IF NOT EXISTS, INSERT OVERWRITE DIRECTORY), which Spark runs as written."""
-    tokens = [t for t in tokenize(text) if not t.is_comment]
-    if tokens and tokens[-1].kind is TokenKind.SEMICOLON:
-        tokens.pop()
+    tokens = statement_tokens(text)
     if (
         len(tokens) < 4
         or tokens[0].upper != "INSERT"
@@ -67,7 +60,7 @@ def parse_insert(text: str) -> InsertStatement | None:
         return None
     overwrite = tokens[1].upper == "OVERWRITE"
     i = 3 if tokens[2].upper == "TABLE" else 2
-    target, i = _names(tokens, i)
+    target, i = dotted_name(tokens, i)
     if not target or target[0].upper() == "DIRECTORY" or i >= len(tokens):
         return None
     partition: dict[str, str | None] = {}

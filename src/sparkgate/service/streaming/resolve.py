@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.api.catalog import quote_identifier
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
@@ -32,7 +32,7 @@ from sparkgate.service.streaming.connectors import (
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
-from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, dotted_name, tokenize, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -74,21 +74,14 @@ class Reference:
 
 
 def _name_at(tokens: list[Token], j: int) -> tuple[tuple[str, ...], int] | None:
-    parts: list[str] = []
-    while j < len(tokens) and tokens[j].kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        if tokens[j].kind is TokenKind.WORD and not parts and tokens[j].upper in _NOT_NAMES:
-            return None
-        parts.append(unquote(tokens[j]))
-        if j + 1 < len(tokens) and tokens[j + 1].kind is TokenKind.DOT:
-            j += 2
-            continue
-        j += 1
-        break
+    if j < len(tokens) and tokens[j].kind is TokenKind.WORD and tokens[j].upper in _NOT_NAMES:
+        return None
+    parts, j = dotted_name(tokens, j)
     if not parts:
         return None
     if j < len(tokens) and tokens[j].kind is TokenKind.LPAREN:
         return None  # a table-valued function such as range(10)
-    return tuple(parts), j
+    return parts, j
 
 
 def _cte_names(tokens: list[Token]) -> set[str]:
@@ -218,9 +211,13 @@ def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | No
 @dataclass(frozen=True)
 class _Entry:
     definition: TableDefinition | None
-    # A Spark table whose files Spark can read as a stream (readStream.table).
-    streamable: bool = False
+    # The data source of a Spark table (None for views and for connector tables).
     provider: str | None = None
+
+    @property
+    def streamable(self) -> bool:
+        """Whether Spark can read the table's files as a stream (readStream.table)."""
+        return self.provider in _STREAMABLE_PROVIDERS
 
 
 _NO_ENTRY = _Entry(None)
@@ -246,12 +243,8 @@ def _entry(spark: SparkSession, name: tuple[str, ...]) -> _Entry:
             entry = _Entry(TableDefinition.from_json(qualified, str(stored.get())))
         else:
             found = table.provider()
-            provider = str(found.get()).lower() if found.isDefined() else None
-            entry = _Entry(
-                None,
-                streamable=table.tableType().name() != "VIEW" and provider in _STREAMABLE_PROVIDERS,
-                provider=provider,
-            )
+            if found.isDefined() and table.tableType().name() != "VIEW":
+                entry = _Entry(None, provider=str(found.get()).lower())
     with _cache_lock:
         _cache[qualified] = entry
     return entry
@@ -305,8 +298,7 @@ def resolved(
                 source = Source(batch_frame(spark, definition), bounded=True)
             elif streaming and entry.streamable and not ref.stream:
                 # Streaming mode reads a Spark file table as a stream of the files there.
-                table = ".".join(quote_identifier(p) for p in ref.name)
-                source = Source(spark.readStream.table(table), bounded=True)
+                source = Source(spark.readStream.table(quote_name(ref.name)), bounded=True)
             else:
                 continue
             view = f"__sparkgate_{uuid.uuid4().hex[:12]}"

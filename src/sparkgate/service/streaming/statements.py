@@ -10,31 +10,29 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
-from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import options
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
+from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.service.streaming import connectors, resolve
 from sparkgate.service.streaming.ddl import TableDefinition, parse_connector_table
 from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.jobs import JobRegistry
 from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
-from sparkgate.sql.lexer import TokenKind, tokenize, unquote
+from sparkgate.sql.lexer import TokenKind, statement_tokens, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -134,33 +132,6 @@ def in_statement_set(session: Session) -> bool:
     return session in _statement_sets
 
 
-# -- results -----------------------------------------------------------------------
-
-
-def _table(
-    names: Sequence[str], rows: Sequence[Sequence[str | None]], traits: ResultTraits | None = None
-) -> Execution:
-    schema = ResultSchema.of(*((name, STRING) for name in names))
-    columns = [pa.array([row[i] for row in rows], type=pa.string()) for i in range(len(names))]
-    return Execution(
-        schema,
-        traits or ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT),
-        [(pa.RecordBatch.from_arrays(columns, names=list(names)), None)],
-    )
-
-
-def _ok() -> Execution:
-    return _table(["result"], [["OK"]], ResultTraits(result_kind=ResultKind.SUCCESS))
-
-
-def _job_result(job_id: str) -> Execution:
-    return _table(
-        ["job id"],
-        [[job_id]],
-        ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT, job_id=job_id),
-    )
-
-
 # -- DDL ---------------------------------------------------------------------------
 
 
@@ -188,7 +159,7 @@ def create_connector_table(session: Session, text: str) -> Execution | None:
     finally:
         resolve.invalidate()
     log.info("Created %s table %s", definition.connector, ".".join(definition.name))
-    return _ok()
+    return ok_result()
 
 
 def _create_temporary(session: Session, definition: TableDefinition) -> Execution:
@@ -202,7 +173,7 @@ def _create_temporary(session: Session, definition: TableDefinition) -> Executio
     view = definition.name[0]
     if spark._jsparkSession.sessionState().catalog().getTempView(view).isDefined():
         if definition.if_not_exists:
-            return _ok()
+            return ok_result()
         raise ExecutionError(
             f"Temporary table '{view}' already exists",
             causes=(f"ValidationException: temporary table '{view}' already exists",),
@@ -215,14 +186,12 @@ def _create_temporary(session: Session, definition: TableDefinition) -> Executio
         raise to_execution_error(exc) from exc
     resolve.register_temporary(spark, definition)
     log.info("Created temporary %s table %s", definition.connector, view)
-    return _ok()
+    return ok_result()
 
 
 def drop_temporary_table(session: Session, text: str) -> Execution | None:
     """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name``; None for other statements."""
-    tokens = [t for t in tokenize(text) if not t.is_comment]
-    if tokens and tokens[-1].kind is TokenKind.SEMICOLON:
-        tokens.pop()
+    tokens = statement_tokens(text)
     words = [t.upper for t in tokens]
     if words[:3] != ["DROP", "TEMPORARY", "TABLE"]:
         return None
@@ -239,7 +208,7 @@ def drop_temporary_table(session: Session, text: str) -> Execution | None:
             f"Temporary table '{view}' does not exist",
             causes=(f"ValidationException: temporary table '{view}' does not exist",),
         )
-    return _ok()
+    return ok_result()
 
 
 def _make_dirs(session: Session, path: str) -> None:
@@ -351,7 +320,7 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
         if sink is not None:
             columns = [(c.name, connectors.spark_type(c.type or "")) for c in sink.physical]
         else:
-            fields = spark.table(_qualified(insert.target)).schema.fields
+            fields = spark.table(quote_name(insert.target)).schema.fields
             columns = [(f.name, f.dataType.simpleString()) for f in fields]
         frame = align(frame, insert, columns, table)
     except ExecutionError:
@@ -361,17 +330,13 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
     return _Plan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
-def _qualified(name: Sequence[str]) -> str:
-    return ".".join(quote_identifier(part) for part in name)
-
-
 def _write(session: Session, plan: _Plan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
     elif plan.sink is not None:
         connectors.write_batch(plan.frame, plan.sink)
     else:
-        plan.frame.write.insertInto(_qualified(plan.target), plan.overwrite)
+        plan.frame.write.insertInto(quote_name(plan.target), plan.overwrite)
 
 
 def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str], StreamingQuery]:
@@ -399,7 +364,7 @@ def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str],
             writer = make("append")
             if table_format is not None:  # toTable refuses any other than the table's
                 writer = writer.format(table_format)
-            query: StreamingQuery = writer.toTable(_qualified(plan.target))
+            query: StreamingQuery = writer.toTable(quote_name(plan.target))
             return query
         modes = ["append"] if plan.sink.connector == "filesystem" else ["append", "update"]
         return start_with_fallback(make, modes)
@@ -433,21 +398,21 @@ def _submit(
             savepoint=savepoint,
             bounded_rows=bounded_rows,
         )
-        return _job_result(job.id)
+        return job_result(job.id)
 
     def action() -> None:
         for plan in plans:
             _write(session, plan)
 
     if _streaming(session) or not _option(session, options.DML_SYNC):
-        return _job_result(registry.submit_batch(sc, statement, name, action).id)
+        return job_result(registry.submit_batch(sc, statement, name, action).id)
     try:
         job = registry.run_batch(
             sc, statement, name, action, cancelled=lambda: operation.status in _STOPPED
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return _job_result(job.id)
+    return job_result(job.id)
 
 
 def run_dml(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
@@ -474,11 +439,11 @@ def run_gateway_statement(
             [job.id, job.name, job.status.value, job.describe()["start time"]]
             for job in registry.jobs()
         ]
-        return _table(["job id", "job name", "status", "start time"], rows)
+        return table_result(["job id", "job name", "status", "start time"], rows)
     if kind is StatementKind.DESCRIBE_JOB:
         assert parsed.job_id is not None
         info = registry.get(parsed.job_id).describe()
-        return _table(list(info), [list(info.values())])
+        return table_result(list(info), [list(info.values())])
     if kind is StatementKind.STOP_JOB:
         assert parsed.job_id is not None
         path = registry.stop(
@@ -488,13 +453,13 @@ def run_gateway_statement(
             drain=parsed.with_drain,
         )
         if parsed.with_savepoint:
-            return _table(["savepoint path"], [[path]])
-        return _ok()
+            return table_result(["savepoint path"], [[path]])
+        return ok_result()
     if kind is StatementKind.BEGIN_STATEMENT_SET:
         if in_statement_set(session):
             raise UnsupportedStatementError("A statement set is already open; close it with END")
         _statement_sets[session] = []
-        return _ok()
+        return ok_result()
     if kind is StatementKind.END_STATEMENT_SET:
         buffered = _statement_sets.pop(session, None)
         if buffered is None:
@@ -513,7 +478,7 @@ def add_to_statement_set(session: Session, parsed: ParsedStatement) -> Execution
             f"Not accepted: {parsed.text}"
         )
     _statement_sets[session].append(parsed.text)
-    return _ok()
+    return ok_result()
 
 
 def _execute_set(
