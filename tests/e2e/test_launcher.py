@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.processes import free_port, read_until_running
 
@@ -65,6 +66,41 @@ def test_start_foreground_serves_rest_until_sigterm(tmp_path: Path) -> None:
     assert "Gateway service stopped" in output
     assert "log4j" not in output.lower(), "Spark's console noise leaked into the terminal"
     assert (tmp_path / "log" / "sparkgate.log").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_start_foreground_stops_cleanly_on_signal(tmp_path: Path, signum: signal.Signals) -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group (the
+    gateway and Spark's JVM): it stops as SIGTERM does, exit 0, no traceback."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            *SPARKGATE,
+            "gateway",
+            "start-foreground",
+            *options(tmp_path)[:-1],
+            f"-Dsql-gateway.endpoint.rest.port={port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        env=ENV,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        lines = read_until_running(proc, 180)
+        os.killpg(proc.pid, signum)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    output = "".join(lines) + rest
+    assert proc.returncode == 0, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert f"Received {signum.name}, shutting down" in rest
+    for message in ("REST endpoint stopped", "Spark stopped", "Gateway service stopped"):
+        assert message in rest, output
 
 
 def gateway(

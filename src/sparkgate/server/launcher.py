@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -83,16 +83,19 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
         log.info("Received %s, shutting down", signal.Signals(signum).name)
         stop.set()
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+    _handle_signals(on_signal)
     service = SparkGatewayService(config)
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
     started: list[Endpoint] = []
     ready = _ready_file(config, os.getpid())
     log.info("Starting Spark (data directory %s)", data_dir)
     service.start()
+    # PySpark's SparkContext replaces the SIGINT handler with one that raises
+    # KeyboardInterrupt wherever the main thread is; Ctrl-C must stop as SIGTERM does.
+    _handle_signals(on_signal)
     try:
+        if stop.is_set():  # Ctrl-C while Spark started: serve nothing
+            return
         for endpoint in endpoints:
             endpoint.start()
             started.append(endpoint)
@@ -115,6 +118,12 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
             except Exception:
                 log.warning("Stopping endpoint %s failed", endpoint.address, exc_info=True)
         service.stop()  # closes sessions: cancels running operations
+
+
+def _handle_signals(handler: Callable[[int, FrameType | None], None]) -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
 
 
 def _read_pids(path: Path) -> list[int]:

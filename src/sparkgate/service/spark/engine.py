@@ -17,6 +17,8 @@ it). Two channels have to be closed:
   process's streams unless given ``popen_kwargs``. We launch the gateway
   ourselves with stdout/stderr going to ``<data_dir>/log/spark-console.log``
   and hand it to :class:`~pyspark.SparkContext` (its ``gateway`` argument).
+  The JVM runs in a session of its own, so that a terminal's Ctrl-C or a
+  signal to the process group reaches only the Python side, which stops Spark.
 
 A third channel is on the Python side: PySpark 4 logs every SQL error that
 carries a query context as JSON to stderr (``PySparkLogger``, loggers
@@ -231,6 +233,7 @@ def start_spark(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         logging.getLogger("py4j").setLevel(logging.WARNING)
         _silence_pyspark_error_loggers()
+        _demote_py4j_root_records()
 
         data_dir = data_dir.expanduser().resolve()
         conf = build_spark_conf(spark_conf, data_dir, app_name=app_name)
@@ -263,6 +266,23 @@ def _silence_pyspark_error_loggers() -> None:
         logger.propagate = False
 
 
+class _Py4jRetryFilter(logging.Filter):
+    """py4j logs a connection it retries (e.g. while Spark stops) through the
+    *root* logger at INFO with a traceback: turned into DEBUG, it stays in the
+    log file and off the terminal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and f"{os.sep}py4j{os.sep}" in record.pathname:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+def _demote_py4j_root_records() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(f, _Py4jRetryFilter) for f in root.filters):
+        root.addFilter(_Py4jRetryFilter())
+
+
 def _launch(conf: dict[str, str], console_log: Path) -> tuple[SparkSession, Any]:
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
@@ -282,7 +302,15 @@ def _launch(conf: dict[str, str], console_log: Path) -> tuple[SparkSession, Any]
     try:
         with console_log.open("ab") as console:
             gateway = launch_gateway(
-                spark_conf, popen_kwargs={"stdout": console, "stderr": subprocess.STDOUT}
+                spark_conf,
+                popen_kwargs={
+                    "stdout": console,
+                    "stderr": subprocess.STDOUT,
+                    # Signals for the terminal's foreground job (Ctrl-C) or a
+                    # process group (kill -TERM -PGID) are for the gateway, which
+                    # stops Spark in order; the JVM would otherwise die first.
+                    "start_new_session": True,
+                },
             )
         try:
             context = SparkContext(conf=spark_conf, gateway=gateway)
@@ -336,6 +364,11 @@ def _shutdown_jvm(gateway: Any) -> None:
             SparkContext._jvm = None
 
 
+def _jvm_exited(gateway: Any) -> bool:
+    proc: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
+    return proc is not None and proc.poll() is not None
+
+
 def stop_spark() -> None:
     """Stop Spark and its JVM; a no-op when Spark is not running."""
     global _engine
@@ -345,6 +378,10 @@ def stop_spark() -> None:
             return
         try:
             engine.session.stop()
+        except Exception:
+            if not _jvm_exited(engine.gateway):
+                raise
+            _log.warning("Spark's JVM had already exited; see %s", engine.data_dir / "log")
         finally:
             if engine.gateway is not None:
                 _shutdown_jvm(engine.gateway)
