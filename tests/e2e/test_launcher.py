@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -172,3 +173,60 @@ def test_bad_option_is_a_clear_startup_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "sql-gateway.session.idle-timout" in result.stderr
     assert "sql-gateway.session.idle-timeout" in result.stderr  # the suggestion
+
+
+@pytest.mark.parametrize(
+    ("option", "allowed"),
+    [
+        ("-Dsql-gateway.endpoint.rest.port=99999", "expected a port number from 0 to 65535"),
+        ("-Dexecution.runtime-mode=stream", "expected one of 'batch', 'streaming'"),
+        ("-Dsql-gateway.endpoint.type=rest,hiveserve", "there is no endpoint 'hiveserve'"),
+        ("-Dspark.master=local[two]", "expected local, local[N]"),
+    ],
+)
+def test_bad_values_fail_in_one_line_before_spark_starts(
+    tmp_path: Path, option: str, allowed: str
+) -> None:
+    result = subprocess.run(
+        [*SPARKGATE, "gateway", "start-foreground", f"-Dsql-gateway.data-dir={tmp_path}", option],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        env=ENV,
+    )
+    key, _, value = option[2:].partition("=")
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"sparkgate: Invalid value '{value}' for option '{key}' (")
+    assert allowed in result.stderr and "Traceback" not in result.stderr
+    assert "Starting Spark" not in result.stdout + result.stderr
+    assert not (tmp_path / "log" / "spark.log").exists()
+
+
+def test_a_port_in_use_fails_before_spark_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [
+                *SPARKGATE,
+                "gateway",
+                "start-foreground",
+                f"-Dsql-gateway.data-dir={tmp_path}",
+                f"-Dsql-gateway.endpoint.rest.port={port}",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+            env=ENV,
+        )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == (
+        f"sparkgate: Invalid value '{port}' for option 'sql-gateway.endpoint.rest.port': "
+        f"127.0.0.1:{port} is in use; choose a free port (0: any free port)\n"
+    )
+    assert "Starting Spark" not in result.stdout + result.stderr
+    assert not (tmp_path / "log" / "spark.log").exists()

@@ -76,7 +76,7 @@ def test_each_endpoint_gets_its_own_options_without_prefix() -> None:
         ),
         (
             {"sql-gateway.endpoint.rest.port": "eighty"},
-            "Invalid value for sql-gateway.endpoint.rest.port",
+            "Invalid value 'eighty' for option 'sql-gateway.endpoint.rest.port'",
         ),
         ({"sql-gateway.endpoint.hive.port": "1"}, "no endpoint 'hive'"),
     ],

@@ -19,9 +19,11 @@ from typing import Generic, TypeVar
 from sparkgate.api.errors import ConfigurationError
 
 __all__ = [
+    "MAX_PORT",
     "ConfigOption",
     "Configuration",
     "bool_option",
+    "choice_option",
     "duration_option",
     "format_duration",
     "format_memory",
@@ -33,10 +35,13 @@ __all__ = [
     "parse_list",
     "parse_memory",
     "path_option",
+    "port_option",
     "string_option",
 ]
 
 T = TypeVar("T")
+
+MAX_PORT = 65535
 
 
 @dataclass(frozen=True)
@@ -218,7 +223,9 @@ def _identity(text: str) -> str:
     return text
 
 
-def _int_parser(key: str, min_value: int | None) -> Callable[[str], int]:
+def _int_parser(
+    key: str, min_value: int | None, max_value: int | None = None
+) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text.strip())
@@ -226,7 +233,30 @@ def _int_parser(key: str, min_value: int | None) -> Callable[[str], int]:
             raise ValueError(f"cannot parse {text!r}; expected an integer") from None
         if min_value is not None and value < min_value:
             raise ValueError(f"{value} is below the minimum of {min_value} for {key}")
+        if max_value is not None and value > max_value:
+            raise ValueError(f"{value} is above the maximum of {max_value} for {key}")
         return value
+
+    return parse
+
+
+def _port_parser(text: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_PORT:
+        raise ValueError(f"expected a port number from 0 to {MAX_PORT} (0: any free port)")
+    return value
+
+
+def _choice_parser(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        wanted = text.strip().lower()
+        for choice in choices:
+            if choice.lower() == wanted:
+                return choice
+        raise ValueError(f"expected one of {', '.join(repr(c) for c in choices)}")
 
     return parse
 
@@ -268,11 +298,29 @@ def duration_option(
 
 
 def int_option(
-    key: str, default: int, description: str, min_value: int | None = None
+    key: str,
+    default: int,
+    description: str,
+    min_value: int | None = None,
+    max_value: int | None = None,
 ) -> ConfigOption[int]:
     return ConfigOption(
-        key, default, description, "Integer", _int_parser(key, min_value), str
+        key, default, description, "Integer", _int_parser(key, min_value, max_value), str
     )
+
+
+def port_option(key: str, default: int, description: str) -> ConfigOption[int]:
+    """A TCP port, 0 to 65535 (0 asks the system for any free port)."""
+    return ConfigOption(key, default, description, "Integer", _port_parser, str)
+
+
+def choice_option(
+    key: str, default: str, description: str, choices: tuple[str, ...]
+) -> ConfigOption[str]:
+    """One of ``choices`` (matched case-insensitively, read back as declared)."""
+    if default not in choices:
+        raise ValueError(f"default {default!r} of {key} is not one of {choices}")
+    return ConfigOption(key, default, description, "Enum", _choice_parser(choices), _identity)
 
 
 def string_option(key: str, default: str, description: str) -> ConfigOption[str]:

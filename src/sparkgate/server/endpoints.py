@@ -8,6 +8,7 @@ lists the ones to run; each gets the keys under
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ __all__ = [
     "ENDPOINT_TYPE",
     "create_endpoints",
     "discover_factories",
+    "endpoint_options",
+    "endpoint_type_option",
     "validate_endpoint_options",
 ]
 
@@ -34,9 +37,9 @@ ENDPOINT_PREFIX = "sql-gateway.endpoint."
 ENDPOINT_TYPE = list_option(
     "sql-gateway.endpoint.type",
     ("rest",),
-    "The endpoints to start, by identifier (comma- or semicolon-separated), e.g. "
-    "`rest` or `rest;hiveserver2`. Each endpoint reads its options from "
-    "`sql-gateway.endpoint.<identifier>.*`.",
+    "The endpoints to start, by identifier, comma-separated (`;` works too, but a "
+    "shell ends the command at an unquoted `;`), e.g. `rest` or `rest,hiveserver2`. "
+    "Each endpoint reads its options from `sql-gateway.endpoint.<identifier>.*`.",
 )
 
 
@@ -82,6 +85,34 @@ def _suggest(name: str, candidates: Sequence[str]) -> str:
     return f" Did you mean '{close[0]}'?" if close else ""
 
 
+def endpoint_type_option(factories: Mapping[str, EndpointFactory]) -> ConfigOption[Any]:
+    """:data:`ENDPOINT_TYPE`, refusing identifiers no plug-in registered."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        identifiers = ENDPOINT_TYPE.parse(text)
+        for identifier in identifiers:
+            if identifier not in factories:
+                raise ValueError(
+                    f"there is no endpoint '{identifier}'; expected a comma-separated list of "
+                    f"{', '.join(sorted(factories)) or 'no endpoints'}"
+                    + _suggest(identifier, list(factories)).replace(" Did", "; did")
+                )
+        return identifiers
+
+    return dataclasses.replace(ENDPOINT_TYPE, parser=parse)
+
+
+def endpoint_options(factories: Mapping[str, EndpointFactory]) -> tuple[ConfigOption[Any], ...]:
+    """Every loadable endpoint's options under their full keys, as users write them."""
+    found: list[ConfigOption[Any]] = []
+    for identifier, factory in factories.items():
+        if isinstance(factory, _BrokenPlugin):
+            continue  # reported if it is asked for
+        prefix = f"{ENDPOINT_PREFIX}{identifier}."
+        found += [dataclasses.replace(o, key=prefix + o.key) for o in factory.options()]
+    return tuple(found)
+
+
 def validate_endpoint_options(
     config: Configuration, factories: Mapping[str, EndpointFactory]
 ) -> None:
@@ -105,10 +136,13 @@ def validate_endpoint_options(
             known = [f"{ENDPOINT_PREFIX}{identifier}.{name}" for name in options]
             problems.append(f"Unknown option {key}." + _suggest(key, known))
             continue
+        raw = config.get_raw(key) or ""
         try:
-            option.parse(config.get_raw(key) or "")
+            option.parse(raw)
         except ValueError as exc:
-            problems.append(f"Invalid value for {key}: {exc}")
+            problems.append(
+                f"Invalid value {raw!r} for option '{key}' ({option.type_name}): {exc}"
+            )
     if problems:
         raise ConfigurationError("\n".join(problems))
 

@@ -28,10 +28,18 @@ from sparkgate.api.config import Configuration
 from sparkgate.api.endpoint import Endpoint
 from sparkgate.api.errors import EndpointError
 from sparkgate.server.config import load_configuration
-from sparkgate.server.endpoints import ENDPOINT_TYPE, create_endpoints
+from sparkgate.server.endpoints import (
+    ENDPOINT_TYPE,
+    create_endpoints,
+    discover_factories,
+    endpoint_options,
+    endpoint_type_option,
+)
 from sparkgate.server.logs import configure_logging
+from sparkgate.server.ports import check_ports
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.spark.checks import SPARK_CHECKED_OPTIONS
 
 __all__ = [
     "GATEWAY_OPTIONS",
@@ -55,7 +63,19 @@ _STOP_TIMEOUT = 60.0
 def load_gateway_configuration(
     conf_dir: Path | None, overrides: Mapping[str, str]
 ) -> Configuration:
-    return load_configuration(conf_dir, overrides, GATEWAY_OPTIONS, known_prefixes=KNOWN_PREFIXES)
+    """The configuration, every value checked that can be checked without Spark.
+
+    Endpoint options are checked by their declarations under their full keys,
+    a few Spark options by their form, in one message style.
+    """
+    factories = discover_factories()
+    known = (
+        *options.SERVICE_OPTIONS,
+        endpoint_type_option(factories),
+        *endpoint_options(factories),
+        *SPARK_CHECKED_OPTIONS,
+    )
+    return load_configuration(conf_dir, overrides, known, known_prefixes=KNOWN_PREFIXES)
 
 
 def _run_dir(config: Configuration) -> Path:
@@ -86,6 +106,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
     _handle_signals(on_signal)
     service = SparkGatewayService(config)
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
+    check_ports(config)  # so does a port in use
     started: list[Endpoint] = []
     ready = _ready_file(config, os.getpid())
     log.info("Starting Spark (data directory %s)", data_dir)

@@ -13,6 +13,7 @@ from typing import Any
 from sparkgate.api.config import (
     ConfigOption,
     bool_option,
+    choice_option,
     duration_option,
     int_option,
     path_option,
@@ -120,12 +121,13 @@ OPERATION_LOG_ENABLED = bool_option(
 )
 
 # Session options (Flink's keys): gateway-wide defaults here, per session with SET.
-RUNTIME_MODE = string_option(
+RUNTIME_MODE = choice_option(
     "execution.runtime-mode",
     "batch",
     "'batch' or 'streaming'. In streaming mode, queries over connector tables run as "
     "Structured Streaming queries whose results are changelogs, and INSERTs become "
     "long-running jobs.",
+    ("batch", "streaming"),
 )
 
 DML_SYNC = bool_option(

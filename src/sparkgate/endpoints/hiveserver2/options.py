@@ -19,6 +19,7 @@ from sparkgate.api.config import (
     duration_option,
     int_option,
     memory_option,
+    port_option,
     string_option,
 )
 
@@ -99,12 +100,11 @@ BIND_ADDRESS: ConfigOption[str | None] = ConfigOption(
     lambda value: value or "",
     default_text="(the value of host)",
 )
-PORT = int_option(
+PORT = port_option(
     "port",
     10000,
     "The port of the binary Thrift transport (SASL PLAIN and NOSASL clients share it). "
     "0 picks any free port.",
-    min_value=0,
 )
 TRANSPORT_MODE: ConfigOption[TransportMode] = _enum_option(
     "transport-mode",
@@ -113,11 +113,10 @@ TRANSPORT_MODE: ConfigOption[TransportMode] = _enum_option(
     "over HTTP on `http.port`), or `all` (both).",
     TransportMode,
 )
-HTTP_PORT = int_option(
+HTTP_PORT = port_option(
     "http.port",
     10001,
     "The port of the HTTP transport. 0 picks any free port.",
-    min_value=0,
 )
 HTTP_PATH = string_option(
     "http.path",

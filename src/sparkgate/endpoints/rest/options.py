@@ -17,6 +17,7 @@ from sparkgate.api.config import (
     duration_option,
     int_option,
     memory_option,
+    port_option,
     string_option,
 )
 
@@ -77,12 +78,11 @@ ADDRESS = string_option(
     "The address clients use to reach the REST endpoint (also the bind address unless "
     "`bind-address` is set).",
 )
-PORT = int_option(
+PORT = port_option(
     "port",
     8083,
     "The port clients use to reach the REST endpoint (also the bind port unless "
     "`bind-port` is set). 0 picks any free port.",
-    min_value=0,
 )
 BIND_ADDRESS: ConfigOption[str | None] = ConfigOption(
     "bind-address",
