@@ -23,9 +23,9 @@ from sparkgate.sql.lexer import (
     tokenize,
     unquote,
 )
-from sparkgate.sql.splitter import group_statements, split_statements
+from sparkgate.sql.splitter import group_statements, is_complete, split_statements
 
-__all__ = ["ParsedStatement", "StatementKind", "parse_statement"]
+__all__ = ["INCOMPLETE_MARK", "ParsedStatement", "StatementKind", "incomplete", "parse_statement"]
 
 _log = logging.getLogger(__name__)
 
@@ -154,9 +154,7 @@ class _Cursor:
         if tok is None:
             tok = self.peek()
         where = (
-            f"at {position(self.source, tok.start)}"
-            if tok is not None
-            else "at end of statement"
+            f"at {position(self.source, tok.start)}" if tok is not None else "at end of statement"
         )
         return SqlParseError(f"{message} {where}")
 
@@ -267,26 +265,15 @@ def _parse_set(cursor: _Cursor, text: str) -> ParsedStatement:
     if cursor.at_end():
         return ParsedStatement(StatementKind.SHOW_CONFIG, text, "SET")
     tok = cursor.peek()
-    if (
-        tok is not None
-        and tok.text == "-"
-        and cursor.word(1) == "V"
-        and cursor.peek(2) is None
-    ):
+    if tok is not None and tok.text == "-" and cursor.word(1) == "V" and cursor.peek(2) is None:
         # Spark's `SET -v` lists every option with its documentation.
         return ParsedStatement(StatementKind.QUERY, text, "SET")
     equals = next(
-        (
-            j
-            for j, t in enumerate(cursor.tokens)
-            if j >= cursor.i and t.kind is TokenKind.EQUALS
-        ),
+        (j for j, t in enumerate(cursor.tokens) if j >= cursor.i and t.kind is TokenKind.EQUALS),
         None,
     )
     if equals is None:
-        return ParsedStatement(
-            StatementKind.SHOW_CONFIG, text, "SET", key=_name(cursor, "SET")
-        )
+        return ParsedStatement(StatementKind.SHOW_CONFIG, text, "SET", key=_name(cursor, "SET"))
     if equals == cursor.i:
         raise cursor.error("SET needs a key before '='")
     key_cursor = _Cursor(cursor.source, cursor.tokens[cursor.i : equals])
@@ -298,9 +285,7 @@ def _parse_set(cursor: _Cursor, text: str) -> ParsedStatement:
     return ParsedStatement(StatementKind.SET, text, "SET", key=key, value=value)
 
 
-def _parse_jar(
-    cursor: _Cursor, text: str, kind: StatementKind, verb: str
-) -> ParsedStatement:
+def _parse_jar(cursor: _Cursor, text: str, kind: StatementKind, verb: str) -> ParsedStatement:
     if cursor.at_end():
         raise cursor.error(f"{verb} JAR needs a path")
     first = cursor.peek()
@@ -342,11 +327,13 @@ def _parse_stop_job(cursor: _Cursor, text: str) -> ParsedStatement:
 
 def _parse_execute_statement_set(cursor: _Cursor, text: str) -> ParsedStatement:
     begin = cursor.peek()
-    if begin is None or begin.upper != "BEGIN":
+    if begin is None:
+        raise incomplete(cursor.source, "expected BEGIN after EXECUTE STATEMENT SET")
+    if begin.upper != "BEGIN":
         raise cursor.error("expected BEGIN after EXECUTE STATEMENT SET")
     last = cursor.tokens[-1]
     if last is begin or last.upper != "END":
-        raise cursor.error("EXECUTE STATEMENT SET BEGIN is missing its END", last)
+        raise incomplete(cursor.source, "EXECUTE STATEMENT SET BEGIN is missing its END")
     body = cursor.source[begin.end : last.start]
     return ParsedStatement(
         StatementKind.EXECUTE_STATEMENT_SET,
@@ -373,9 +360,7 @@ def _parse_create_catalog(cursor: _Cursor, text: str) -> ParsedStatement:
     )
 
 
-def _parse_module(
-    cursor: _Cursor, text: str, kind: StatementKind, verb: str
-) -> ParsedStatement:
+def _parse_module(cursor: _Cursor, text: str, kind: StatementKind, verb: str) -> ParsedStatement:
     name = cursor.identifier()
     options: Mapping[str, str] = _empty_options()
     if kind is StatementKind.LOAD_MODULE and cursor.accept("WITH"):
@@ -392,13 +377,8 @@ def _parse_use(cursor: _Cursor, text: str) -> ParsedStatement:
         cursor.take()
         name = cursor.identifier()
         cursor.expect_end("USE CATALOG")
-        return ParsedStatement(
-            StatementKind.USE, text, "USE", names=(name,), use_catalog=True
-        )
-    if (
-        cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE")
-        and cursor.peek(1) is not None
-    ):
+        return ParsedStatement(StatementKind.USE, text, "USE", names=(name,), use_catalog=True)
+    if cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE") and cursor.peek(1) is not None:
         cursor.take()
     try:
         names = cursor.multipart_identifier()
@@ -422,9 +402,7 @@ def _has_top_level_insert(tokens: list[Token]) -> bool:
     return False
 
 
-_QUERY_WORDS = frozenset(
-    {"SELECT", "VALUES", "TABLE", "EXPLAIN", "DESCRIBE", "DESC", "SHOW"}
-)
+_QUERY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "EXPLAIN", "DESCRIBE", "DESC", "SHOW"})
 _DML_WORDS = frozenset({"INSERT", "MERGE", "UPDATE", "DELETE"})
 _DDL_WORDS = frozenset(
     {
@@ -481,9 +459,7 @@ def _classify(cursor: _Cursor, text: str) -> ParsedStatement:
             cursor.take()
             job_id = _job_id(cursor, "DESCRIBE JOB")
             cursor.expect_end("DESCRIBE JOB")
-            return ParsedStatement(
-                StatementKind.DESCRIBE_JOB, text, first, job_id=job_id
-            )
+            return ParsedStatement(StatementKind.DESCRIBE_JOB, text, first, job_id=job_id)
     if first == "STOP" and cursor.accept("JOB"):
         return _parse_stop_job(cursor, text)
     if first == "BEGIN" and cursor.accept("STATEMENT", "SET"):
@@ -496,11 +472,7 @@ def _classify(cursor: _Cursor, text: str) -> ParsedStatement:
     if first == "CREATE" and cursor.accept("CATALOG"):
         return _parse_create_catalog(cursor, text)
     if first in ("LOAD", "UNLOAD") and cursor.accept("MODULE"):
-        kind = (
-            StatementKind.LOAD_MODULE
-            if first == "LOAD"
-            else StatementKind.UNLOAD_MODULE
-        )
+        kind = StatementKind.LOAD_MODULE if first == "LOAD" else StatementKind.UNLOAD_MODULE
         return _parse_module(cursor, text, kind, first)
     if first == "USE":
         return _parse_use(cursor, text)
@@ -520,21 +492,66 @@ def _classify(cursor: _Cursor, text: str) -> ParsedStatement:
     return simple(StatementKind.OTHER)
 
 
+INCOMPLETE_MARK = 'Encountered "<EOF>"'
+
+
+def incomplete(statement: str, message: str) -> SqlParseError:
+    """The error for a statement that ends before it is complete.
+
+    It carries Flink's parser text ``Encountered "<EOF>"``: Flink's SQL client
+    cuts a statement at its first ``;`` and, on an error saying so, keeps
+    reading lines (a statement set, a BEGIN block, an open quote or paren).
+    """
+    end = len(statement.rstrip())
+    return SqlParseError(f"{INCOMPLETE_MARK} at {position(statement, end)}: {message}")
+
+
+def _open_parens(tokens: list[Token]) -> bool:
+    depth = 0
+    for tok in tokens:
+        if tok.kind is TokenKind.LPAREN:
+            depth += 1
+        elif tok.kind is TokenKind.RPAREN:
+            depth -= 1
+    return depth > 0
+
+
+def _ensure_complete(statement: str, tokens: list[Token], groups: list[list[Token]]) -> None:
+    try:
+        ensure_terminated(statement, tokens)
+    except SqlParseError as exc:
+        raise incomplete(statement, str(exc)) from None
+    # A block (BEGIN ... END, a statement set) still open when a ';' is added.
+    if not is_complete(statement + "\n;"):
+        words = [t.upper for t in (groups[0] if groups else [])[:3]]
+        statement_set = words == ["EXECUTE", "STATEMENT", "SET"]
+        block = "EXECUTE STATEMENT SET BEGIN" if statement_set else "BEGIN"
+        raise incomplete(statement, f"{block} is missing its END")
+
+
 def parse_statement(statement: str) -> ParsedStatement:
     """Classify one statement; a trailing ``;`` and comments around it are allowed.
 
     Raises ``SqlParseError`` when there is no statement, more than one, an
-    unterminated quote or comment, or a malformed gateway statement.
+    unterminated quote or comment, or a malformed gateway statement. An
+    incomplete statement's error starts with :data:`INCOMPLETE_MARK`.
     """
     tokens = tokenize(statement)
-    ensure_terminated(statement, tokens)
     groups = group_statements(tokens)
+    _ensure_complete(statement, tokens, groups)
     if not groups:
         raise SqlParseError("no statement")
     if len(groups) > 1:
         raise SqlParseError(f"expected one statement, found {len(groups)}")
     group = groups[0]
     text = statement[group[0].start : group[-1].end]
-    parsed = _classify(_Cursor(statement, group), text)
+    try:
+        parsed = _classify(_Cursor(statement, group), text)
+    except SqlParseError as exc:
+        if _open_parens(group):
+            raise incomplete(statement, str(exc)) from None
+        raise
+    if _open_parens(group):
+        raise incomplete(statement, "a '(' is not closed")
     _log.debug("parsed %s statement", parsed.kind.value)
     return parsed
