@@ -206,6 +206,10 @@ class SqlClient:
         except GatewayError as exc:
             self.print_error(exc)
             return False
+        except Exception as exc:  # a failure the client did not foresee must not end it
+            log.exception("Statement failed in the client: %s", text)
+            self.print_error(exc)
+            return False
 
     def run_script(self, script: str, *, echo: bool = True) -> bool:
         """Run every statement of ``script``; stop at the first failure (returns False)."""
@@ -303,6 +307,9 @@ class SqlClient:
             if guard.interrupted.is_set():
                 raise _Cancelled
             page = self.executor.fetch(op, token, page_rows, _POLL)
+            for warning in page.warnings:
+                self.terminal.clear_status()
+                self.terminal.warning(warning)
             if page.result_type is not ResultType.NOT_READY:
                 if page.rows or page.result_type is ResultType.EOS or token == 0:
                     idle_since = time.monotonic()
@@ -437,6 +444,9 @@ class SqlClient:
             printer.end()
             self.terminal.info(f"Query cancelled after {printer.count} rows.")
             raise _AlreadyReported from None
+        except Exception:
+            printer.end()  # the table is closed before the error is reported
+            raise
         printer.end()
         if show_kind:
             self._footer(f"Received a total of {printer.count} rows", started, timed)

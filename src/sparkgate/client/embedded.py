@@ -17,9 +17,9 @@ from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import ResultSet, ResultType, RowKind
 from sparkgate.api.service import GatewayService, OperationProgress
 from sparkgate.api.session import SessionEnvironment
-from sparkgate.api.types import ResultSchema
 from sparkgate.client.executor import Page
-from sparkgate.client.textrows import TIME_ZONE_KEY, batches_to_text, needs_time_zone
+from sparkgate.client.textrows import needs_time_zone, render_batches
+from sparkgate.client.timezone import ZONE_QUERY, SessionTimeZone
 
 __all__ = ["EmbeddedExecutor"]
 
@@ -46,7 +46,7 @@ class EmbeddedExecutor:
         self._jars = tuple(jars)
         self._session_name = session_name
         self._session: SessionHandle | None = None
-        self._time_zone: str | None = None
+        self._time_zone = SessionTimeZone(self._ask_time_zone, self._settings)
 
     @property
     def description(self) -> str:
@@ -82,14 +82,13 @@ class EmbeddedExecutor:
         self._service.heartbeat(self.session)
 
     def session_config(self) -> dict[str, str]:
-        config = self._service.get_session_config(self.session)
-        # Absent means Spark's default, looked up again when a value needs it.
-        self._time_zone = config.get(TIME_ZONE_KEY)
-        return config
+        # Read after statements that may have changed it: so may the time zone have.
+        self._time_zone.invalidate()
+        return self._service.get_session_config(self.session)
 
     def configure(self, statement: str) -> None:
         self._service.configure_session(self.session, statement)
-        self._time_zone = None  # it may have changed
+        self._time_zone.invalidate()
 
     def submit(self, statement: str) -> OperationHandle:
         return self._service.execute_statement(self.session, statement)
@@ -111,34 +110,32 @@ class EmbeddedExecutor:
         return self._service.complete_statement(self.session, statement, position)
 
     # -- encoding ---------------------------------------------------------------
-    def _zone(self, schema: ResultSchema) -> str:
-        if not any(needs_time_zone(t) for t in schema.types):
-            return "UTC"
-        if self._time_zone is None:
-            self._time_zone = self._query_time_zone()
-        return self._time_zone
+    def _settings(self) -> dict[str, str]:
+        return self._service.get_session_config(self.session)
 
-    def _query_time_zone(self) -> str:
-        """The session's effective zone: its setting, else what Spark uses by default."""
-        configured = self._service.get_session_config(self.session).get(TIME_ZONE_KEY)
-        if configured:
-            return configured
-        op = self._service.execute_statement(self.session, f"SET {TIME_ZONE_KEY}")
+    def _ask_time_zone(self) -> str | None:
+        """The zone Spark uses for this session (its default when none is set)."""
+        op = self._service.execute_statement(self.session, ZONE_QUERY)
         try:
-            page = self._service.fetch_results(self.session, op, 0, 10, wait=30.0)
-            for row in page.rows():
-                if row and row[-1]:
-                    return str(row[-1])
+            token: int | None = 0
+            while token is not None:
+                result = self._service.fetch_results(self.session, op, token, 10, wait=30.0)
+                for row in result.rows():
+                    if row and row[0] is not None:
+                        return str(row[0])
+                token = result.next_token
         finally:
             self._service.close_operation(self.session, op)
-        return "UTC"
+        return None
 
     def _page(self, result: ResultSet) -> Page:
         if result.result_type is ResultType.NOT_READY:
             return Page(ResultType.NOT_READY, result.next_token)
         schema = result.schema
-        zone = self._zone(schema) if result.num_rows else "UTC"
-        rows = batches_to_text(result.batches, schema, zone)
+        zone, warning = "UTC", None
+        if result.num_rows and any(needs_time_zone(t) for t in schema.types):
+            zone, warning = self._time_zone.resolve()
+        rows = render_batches(result.batches, schema, zone)
         kinds: Sequence[RowKind] = result.row_kinds()
         return Page(
             result.result_type,
@@ -149,6 +146,7 @@ class EmbeddedExecutor:
             result.is_query_result,
             result.result_kind,
             result.job_id,
+            warnings=(warning,) if warning else (),
         )
 
 

@@ -20,7 +20,7 @@ from sparkgate.api.results import ResultKind, ResultType, RowKind
 from sparkgate.api.service import OperationProgress
 from sparkgate.api.types import ResultSchema
 
-__all__ = ["ConnectionLostError", "Executor", "Page", "TextRow"]
+__all__ = ["ConnectionLostError", "Executor", "Page", "RenderError", "TextRow"]
 
 TextRow = list[str | None]
 """One row's fields as Flink prints them; None is SQL NULL."""
@@ -30,12 +30,20 @@ class ConnectionLostError(GatewayError):
     """The gateway could not be reached, or answered with something that is not the protocol."""
 
 
+class RenderError(GatewayError):
+    """A fetched page holds values the client could not turn into text.
+
+    The statement fails like any other; the client goes on.
+    """
+
+
 @dataclass(frozen=True)
 class Page:
     """One fetched page: ``rows`` and their ``kinds`` are parallel lists.
 
     ``next_token`` is None at end of stream. NOT_READY pages carry no rows and
-    the same token to ask again.
+    the same token to ask again. ``warnings`` are for the user (e.g. the time
+    zone values print in is a fallback).
     """
 
     result_type: ResultType
@@ -47,6 +55,7 @@ class Page:
     result_kind: ResultKind = ResultKind.SUCCESS
     job_id: str | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False)
+    warnings: tuple[str, ...] = ()
 
 
 @runtime_checkable

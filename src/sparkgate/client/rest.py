@@ -31,7 +31,8 @@ from sparkgate.api.results import ResultKind, ResultType, RowKind
 from sparkgate.api.service import OperationProgress
 from sparkgate.api.types import ResultSchema
 from sparkgate.client.executor import ConnectionLostError, Page, TextRow
-from sparkgate.client.textrows import TIME_ZONE_KEY, batches_to_text, needs_time_zone
+from sparkgate.client.textrows import needs_time_zone, render_batches
+from sparkgate.client.timezone import ZONE_QUERY, SessionTimeZone
 
 __all__ = ["KNOWN_VERSIONS", "RestExecutor", "parse_error_chain"]
 
@@ -119,7 +120,7 @@ class RestExecutor:
         self._session: SessionHandle | None = None
         self._has_progress = True
         self._arrow = False
-        self._time_zone: str | None = None
+        self._time_zone = SessionTimeZone(self._ask_time_zone, self._settings)
         self._poll_sleep: dict[OperationHandle, float] = {}
 
     # -- plumbing -----------------------------------------------------------------
@@ -231,12 +232,16 @@ class RestExecutor:
         self._call("POST", self._session_path("/heartbeat"))
 
     def session_config(self) -> dict[str, str]:
+        # Read after statements that may have changed it: so may the time zone have.
+        self._time_zone.invalidate()
+        return self._settings()
+
+    def _settings(self) -> dict[str, str]:
         properties = self._call("GET", self._session_path()).get("properties", {})
-        config = {str(k): str(v) for k, v in properties.items()}
-        self._time_zone = config.get(TIME_ZONE_KEY) or None
-        return config
+        return {str(k): str(v) for k, v in properties.items()}
 
     def configure(self, statement: str) -> None:
+        self._time_zone.invalidate()
         if self.version == "V1":  # no configure-session yet: run it as a statement
             op = self.submit(statement)
             try:
@@ -335,42 +340,42 @@ class RestExecutor:
                     else:
                         kinds.extend([RowKind.INSERT] * batch.num_rows)
                     batches.append(batch)
-        zone = "UTC"
+        zone, warning = "UTC", None
         if any(needs_time_zone(t) for t in schema.types) and kinds:
-            zone = self._zone()
+            zone, warning = self._time_zone.resolve()
         return Page(
             result_type,
             None if result_type is ResultType.EOS else next_token,
             schema,
-            batches_to_text(batches, schema, zone),
+            render_batches(batches, schema, zone),
             kinds,
             headers.get("X-Sparkgate-Is-Query-Result", "false") == "true",
             ResultKind(headers.get("X-Sparkgate-Result-Kind", "SUCCESS")),
             headers.get("X-Sparkgate-Job-Id"),
+            warnings=(warning,) if warning else (),
         )
 
-    def _zone(self) -> str:
-        """The session's time zone for Arrow values: its setting, else Spark's default."""
-        if self._time_zone is None:
-            zone = self.session_config().get(TIME_ZONE_KEY)
-            if not zone:
-                op = self.submit(f"SET {TIME_ZONE_KEY}")
-                try:
-                    token: int | None = 0
-                    while token is not None and not zone:
-                        data = self._call(
-                            "GET",
-                            self._session_path(f"/operations/{op}/result/{token}"),
-                            params={"rowFormat": "PLAIN_TEXT"},
-                        )
-                        page = self._page(data, token)
-                        for row in page.rows:
-                            zone = row[-1] if row else None
-                        token = page.next_token
-                finally:
-                    self.close_operation(op)
-            self._time_zone = zone or "UTC"
-        return self._time_zone
+    def _ask_time_zone(self) -> str | None:
+        """The zone Spark uses for this session (its default when none is set)."""
+        op = self.submit(ZONE_QUERY)
+        try:
+            token: int | None = 0
+            while token is not None:
+                data = self._call(
+                    "GET",
+                    self._session_path(f"/operations/{op}/result/{token}"),
+                    params={"rowFormat": "PLAIN_TEXT"},
+                )
+                page = self._page(data, token)
+                for row in page.rows:
+                    if row and row[0] is not None:
+                        return row[0]
+                if page.result_type is ResultType.NOT_READY:
+                    time.sleep(_MAX_POLL_SLEEP)
+                token = page.next_token
+        finally:
+            self.close_operation(op)
+        return None
 
     @staticmethod
     def _page(data: Mapping[str, Any], token: int) -> Page:

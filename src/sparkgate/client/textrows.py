@@ -16,12 +16,10 @@ from sparkgate.api.types import (
     ResultSchema,
     RowType,
 )
-from sparkgate.client.executor import TextRow
+from sparkgate.client.executor import RenderError, TextRow
 from sparkgate.codec.rows import plain_text_column
 
-__all__ = ["TIME_ZONE_KEY", "batches_to_text", "needs_time_zone"]
-
-TIME_ZONE_KEY = "spark.sql.session.timeZone"
+__all__ = ["batches_to_text", "needs_time_zone", "render_batches"]
 
 
 def needs_time_zone(logical_type: LogicalType) -> bool:
@@ -54,3 +52,16 @@ def batches_to_text(
         else:
             rows.extend([] for _ in range(batch.num_rows))
     return rows
+
+
+def render_batches(
+    batches: Iterable[pa.RecordBatch], schema: ResultSchema, time_zone: str
+) -> list[TextRow]:
+    """:func:`batches_to_text`, any failure a :class:`RenderError` (the statement fails,
+    the client goes on)."""
+    try:
+        return batches_to_text(batches, schema, time_zone)
+    except Exception as exc:  # whatever a value did, it must not end the client
+        raise RenderError(
+            f"Could not show the values of this result: {type(exc).__name__}: {exc}"
+        ) from exc
