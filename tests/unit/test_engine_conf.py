@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sparkgate.api.errors import ConfigurationError
-from sparkgate.service.spark.engine import build_spark_conf, write_log4j_config
+from sparkgate.service.spark.engine import available_cores, build_spark_conf, write_log4j_config
 
 __all__: list[str] = []
 
@@ -96,3 +96,27 @@ def test_log4j_config_logs_to_the_data_dir(tmp_path: Path) -> None:
     assert not any(v == "Console" for k, v in properties.items() if k.endswith(".type"))
     # Spark's interpreter check: this logger's level must equal the root's.
     assert properties["logger.pygateway.level"] == properties["rootLogger.level"]
+
+
+@pytest.mark.parametrize(
+    ("master", "partitions"),
+    [(None, "6"), ("local[*]", "6"), ("local[3]", "3"), ("local[2,4]", "2"), ("local", "1")],
+)
+def test_local_masters_get_shuffle_partitions_sized_to_their_cores(
+    tmp_path: Path, master: str | None, partitions: str
+) -> None:
+    given = {} if master is None else {"spark.master": master}
+    conf = build_spark_conf(given, tmp_path, cores=6)
+    assert conf["spark.sql.shuffle.partitions"] == partitions
+
+
+def test_users_shuffle_partitions_win_and_clusters_keep_sparks_default(tmp_path: Path) -> None:
+    mine = build_spark_conf({"spark.sql.shuffle.partitions": "200"}, tmp_path, cores=6)
+    assert mine["spark.sql.shuffle.partitions"] == "200"
+    cluster = build_spark_conf({"spark.master": "spark://h:7077"}, tmp_path, cores=6)
+    assert "spark.sql.shuffle.partitions" not in cluster
+
+
+def test_local_star_uses_the_cores_this_process_may_use(tmp_path: Path) -> None:
+    conf = build_spark_conf({}, tmp_path)
+    assert conf["spark.sql.shuffle.partitions"] == str(available_cores())

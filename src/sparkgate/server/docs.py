@@ -65,6 +65,47 @@ _INTRO = (
 )
 
 
+# (Spark setting, default, why): what the engine chooses (service.spark.engine).
+_SPARK_DEFAULTS: tuple[tuple[str, str, str], ...] = (
+    ("`spark.master`", "`local[*]`", "Spark runs in the gateway's process, on every core."),
+    (
+        "`spark.sql.shuffle.partitions`",
+        "the cores of a local master (`local[N]`: N; `local[*]`: the cores the gateway "
+        "may use); Spark's `200` otherwise",
+        "Streaming aggregations are not coalesced by adaptive execution: 200 tasks per "
+        "micro-batch on a few cores make each batch take seconds.",
+    ),
+    (
+        "`spark.sql.catalogImplementation`",
+        "`hive`, on an embedded Derby metastore under `<data-dir>/metastore`",
+        "Tables survive restarts; the warehouse is `<data-dir>/warehouse`.",
+    ),
+    ("`spark.driver.memory`", "`2g`", ""),
+    (
+        "`SPARK_LOCAL_IP` (environment)",
+        "`127.0.0.1` with a local master, unless set",
+        "The Spark UI (no authentication; port 4040 or the next free one) and the "
+        "driver's ports listen on the loopback only, as the endpoints do by default. "
+        "The start-up banner prints the UI's URL; `spark.ui.enabled=false` turns the UI "
+        "off; `SPARK_LOCAL_IP=<address>` serves it (and the driver) on that address.",
+    ),
+)
+
+
+def _spark_defaults() -> list[str]:
+    return [
+        "",
+        "## Spark defaults",
+        "",
+        "Without `spark.*` options the gateway starts Spark as below; any `spark.*` key "
+        "given in `conf/config.yaml` or with `-D` wins.",
+        "",
+        "| Spark setting | Default | Why |",
+        "| --- | --- | --- |",
+        *(f"| {key} | {default} | {why} |" for key, default, why in _SPARK_DEFAULTS),
+    ]
+
+
 def _cell(text: str) -> str:
     # Table cells are single-line and must not end the cell early.
     return " ".join(text.split()).replace("|", "\\|")
@@ -81,6 +122,7 @@ def render_configuration_docs(
         "",
         _INTRO,
     ]
+    lines += _spark_defaults()
     for section, options in options_by_section.items():
         lines += [
             "",

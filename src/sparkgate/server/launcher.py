@@ -40,6 +40,7 @@ from sparkgate.server.ports import check_ports
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.spark.checks import SPARK_CHECKED_OPTIONS
+from sparkgate.service.spark.engine import ui_url
 
 __all__ = [
     "GATEWAY_OPTIONS",
@@ -124,6 +125,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
         addresses = [endpoint.address for endpoint in started]
         ready.parent.mkdir(parents=True, exist_ok=True)
         ready.write_text(json.dumps({"pid": os.getpid(), "addresses": addresses}))
+        log.info("Spark UI: %s", ui_url() or "off (spark.ui.enabled=false)")
         log.info(
             "sparkgate %s is running on Spark %s; endpoints: %s. Ctrl-C stops it.",
             info.version,

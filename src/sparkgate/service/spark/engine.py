@@ -44,22 +44,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ConfigurationError
+from sparkgate.service.spark.checks import local_cores
 from sparkgate.service.spark.java import find_java
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "LOCAL_IP_ENV",
+    "available_cores",
     "build_spark_conf",
     "is_running",
     "start_spark",
     "stop_spark",
+    "ui_url",
     "write_log4j_config",
 ]
 
 _log = logging.getLogger(__name__)
 
 _JVM_EXIT_TIMEOUT_S = 30.0
+#: Where Spark binds its UI and, in local mode, the driver's ports.
+LOCAL_IP_ENV = "SPARK_LOCAL_IP"
 _EXTRA_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 # Levels follow Spark's own conf/log4j2.properties.template: quiet the
@@ -140,8 +146,20 @@ def write_log4j_config(data_dir: Path) -> Path:
     return config
 
 
+def available_cores() -> int:
+    """The cores this process may use: what ``local[*]`` gives Spark."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def build_spark_conf(
-    spark_conf: Mapping[str, str], data_dir: Path, *, app_name: str = "sparkgate"
+    spark_conf: Mapping[str, str],
+    data_dir: Path,
+    *,
+    app_name: str = "sparkgate",
+    cores: int | None = None,
 ) -> dict[str, str]:
     """The Spark configuration the engine starts with: defaults, then ``spark_conf``.
 
@@ -149,6 +167,12 @@ def build_spark_conf(
     ``spark.driver.extraJavaOptions`` is the one merged key: the gateway's log
     and Derby options are appended to the user's, unless the user set the same
     system property.
+
+    With a ``local`` master, ``spark.sql.shuffle.partitions`` defaults to the
+    master's cores (``cores`` for ``local[*]``, by default
+    :func:`available_cores`) instead of Spark's 200: streaming aggregations
+    (which adaptive execution does not coalesce) otherwise run 200 tasks per
+    micro-batch on a laptop's few cores.
 
     Raises:
         ConfigurationError: a key does not start with ``spark.`` (Spark would
@@ -181,6 +205,9 @@ def build_spark_conf(
         "spark.ui.showConsoleProgress": "false",
     }
     conf.update(spark_conf)
+    local = local_cores(conf["spark.master"], cores or available_cores())
+    if local is not None and "spark.sql.shuffle.partitions" not in spark_conf:
+        conf["spark.sql.shuffle.partitions"] = str(local)
 
     user_options = spark_conf.get(_EXTRA_JAVA_OPTIONS, "")
     ours = {
@@ -191,6 +218,15 @@ def build_spark_conf(
     added = [_java_option(k, v) for k, v in ours.items() if f"-D{k}=" not in user_options]
     conf[_EXTRA_JAVA_OPTIONS] = " ".join([user_options.strip(), *added]).strip()
     return conf
+
+
+def ui_url() -> str | None:
+    """The Spark UI's address, e.g. ``http://127.0.0.1:4040``; None when off or stopped."""
+    engine = _engine
+    if engine is None:
+        return None
+    url: str | None = engine.session.sparkContext.uiWebUrl
+    return url
 
 
 def is_running() -> bool:
@@ -237,6 +273,14 @@ def start_spark(
 
         data_dir = data_dir.expanduser().resolve()
         conf = build_spark_conf(spark_conf, data_dir, app_name=app_name)
+        # Spark's UI (no authentication) binds to $SPARK_LOCAL_IP, else every
+        # interface, and the driver's ports follow it too. A local engine
+        # serves this machine only, as the gateway's endpoints do by default.
+        if local_cores(conf["spark.master"], 1) is not None and LOCAL_IP_ENV not in os.environ:
+            os.environ[LOCAL_IP_ENV] = "127.0.0.1"
+            # The UI's printed URL, which would otherwise say "localhost"
+            # (possibly ::1, where nothing listens).
+            os.environ.setdefault("SPARK_PUBLIC_DNS", "127.0.0.1")
         for sub in ("log", "metastore", "warehouse", "tmp"):
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
         write_log4j_config(data_dir)
