@@ -28,11 +28,20 @@ from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_err
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Session", "is_spark_key"]
+__all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
 
 log = logging.getLogger(__name__)
 
 _SPARK_PREFIXES = ("spark.", "hive.")
+
+# One setting under two names: Flink's key drives Spark's session time zone, and
+# Spark's key shows under Flink's, so current_timezone(), CAST(ts AS STRING) and
+# the values the endpoints render agree.
+FLINK_TIME_ZONE_KEY = "table.local-time-zone"
+SPARK_TIME_ZONE_KEY = "spark.sql.session.timeZone"
+_TIME_ZONE_KEYS = (FLINK_TIME_ZONE_KEY, SPARK_TIME_ZONE_KEY)
+# Flink's value for "the system's zone": Spark's own default (the JVM's zone).
+_SYSTEM_ZONE = "default"
 
 
 def is_spark_key(key: str) -> bool:
@@ -60,6 +69,10 @@ class Session:
         self._defaults = dict(defaults)
         self._properties: dict[str, str] = {}
         self._lock = threading.RLock()
+        default_zone = self._default_zone()
+        if default_zone is not None:
+            with contextlib.suppress(ExecutionError):
+                self._apply_spark(SPARK_TIME_ZONE_KEY, default_zone)
         for key, value in environment.config.items():
             try:
                 self.set(key, value)
@@ -90,14 +103,52 @@ class Session:
 
     def set(self, key: str, value: str) -> None:
         with self._lock:
+            if key in _TIME_ZONE_KEYS:
+                self._set_time_zone(key, value)
+                return
             if is_spark_key(key):
                 self._apply_spark(key, value)
             self._properties[key] = value
+
+    def _set_time_zone(self, key: str, value: str) -> None:
+        if key == FLINK_TIME_ZONE_KEY and value.strip().lower() == _SYSTEM_ZONE:
+            self._restore_time_zone()
+            self._properties.pop(SPARK_TIME_ZONE_KEY, None)
+            self._properties[FLINK_TIME_ZONE_KEY] = value
+            return
+        self._apply_spark(SPARK_TIME_ZONE_KEY, value)
+        for name in _TIME_ZONE_KEYS:
+            self._properties[name] = value
+
+    def _default_zone(self) -> str | None:
+        """The zone the gateway's configuration sets, under either key."""
+        for name in (SPARK_TIME_ZONE_KEY, FLINK_TIME_ZONE_KEY):
+            zone = self._defaults.get(name)
+            if zone and zone.strip().lower() != _SYSTEM_ZONE:
+                return zone
+        return None
+
+    def _restore_time_zone(self) -> None:
+        zone = self._default_zone()
+        if zone is not None:
+            self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
+        else:
+            with contextlib.suppress(Exception):
+                self.spark.conf.unset(SPARK_TIME_ZONE_KEY)
+
+    def time_zone(self) -> str:
+        """Spark's effective session time zone (the JVM's unless set)."""
+        return str(self.spark.conf.get(SPARK_TIME_ZONE_KEY))
 
     def reset(self, key: str | None = None) -> None:
         """Back to the gateway's defaults: one key, or every key."""
         with self._lock:
             keys = [key] if key is not None else list(self._properties)
+            if any(name in _TIME_ZONE_KEYS for name in keys):
+                for name in _TIME_ZONE_KEYS:
+                    self._properties.pop(name, None)
+                self._restore_time_zone()
+                keys = [name for name in keys if name not in _TIME_ZONE_KEYS]
             for name in keys:
                 self._properties.pop(name, None)
                 if is_spark_key(name):
@@ -124,6 +175,10 @@ class Session:
         merged = self.config()
         merged.update(config)
         saved: dict[str, str | None] = {}
+        config = dict(config)
+        zone = config.get(FLINK_TIME_ZONE_KEY)
+        if zone and zone.strip().lower() != _SYSTEM_ZONE:
+            config.setdefault(SPARK_TIME_ZONE_KEY, zone)
         try:
             for key, value in config.items():
                 if is_spark_key(key):

@@ -9,7 +9,7 @@ no output columns gives ``OK``, anything else streams its rows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -18,7 +18,12 @@ from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.results import ResultKind, RowKind
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.session.session import Session, is_spark_key
+from sparkgate.service.session.session import (
+    FLINK_TIME_ZONE_KEY,
+    SPARK_TIME_ZONE_KEY,
+    Session,
+    is_spark_key,
+)
 from sparkgate.service.spark.arrow import arrow_schema, stream_batches
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import arrow_compatible, to_result_schema
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["statement_executor"]
 
 log = logging.getLogger(__name__)
+
+_UNDEFINED = "<undefined>"  # Spark's SET answer for a key without a value
 
 _QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
 
@@ -67,10 +74,7 @@ def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) 
     if kind is StatementKind.SHOW_CONFIG:
         config = session.config()
         if parsed.key is not None:
-            value = config.get(parsed.key)
-            if value is None and is_spark_key(parsed.key):
-                value = session.spark.conf.get(parsed.key, None)
-            rows = [[parsed.key, value if value is not None else "<undefined>"]]
+            rows = [[parsed.key, _effective_value(session, parsed.key, config)]]
         else:
             rows = [[key, config[key]] for key in sorted(config)]
         return table_result(["key", "value"], rows)
@@ -107,6 +111,20 @@ def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) 
             f"{_LATER[kind]} is not supported by sparkgate yet: {parsed.text}"
         )
     return _run_spark(session, parsed, operation)
+
+
+def _effective_value(session: Session, key: str, config: Mapping[str, str]) -> str:
+    """What ``SET key`` answers: for Spark's keys Spark's effective value (its
+    default when unset, as Spark's own ``SET key``), else the session's value."""
+    if key in (FLINK_TIME_ZONE_KEY, SPARK_TIME_ZONE_KEY):
+        return session.time_zone()
+    if is_spark_key(key):
+        try:
+            return str(session.spark.conf.get(key))
+        except Exception:
+            # A key Spark does not know and nobody set: Spark's SET says so.
+            return config.get(key, _UNDEFINED)
+    return config.get(key, _UNDEFINED)
 
 
 def _run_spark(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
