@@ -15,7 +15,7 @@ from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.api.results import RowKind
 from sparkgate.api.service import OperationProgress
 from sparkgate.api.types import BIGINT, INT, STRING, DecimalType, ResultSchema, TimestampType
-from sparkgate.client.client import error_lines, parse_client_command
+from sparkgate.client.client import error_lines, parse_client_command, prints_raw
 from sparkgate.client.progress import format_elapsed, format_progress
 from sparkgate.client.repl import is_ready, word_start
 from sparkgate.client.rest import _negotiate, parse_error_chain
@@ -236,3 +236,20 @@ def test_table_view_materialises_the_changelog() -> None:
         view._fetch()  # read the whole (finite) stream without a screen
     assert [row for _, row in view.rows] == [["a", "2"], ["c", "5"]]
     assert all(kind is RowKind.INSERT for kind, _ in view.rows)
+
+
+@pytest.mark.parametrize(
+    ("statement", "raw"),
+    [
+        ("EXPLAIN SELECT 1", True),
+        ("explain extended SELECT 1", True),
+        ("-- the plan\nEXPLAIN SELECT 1", True),
+        ("SHOW CREATE TABLE t", True),
+        ("show  create table t AS SERDE", True),
+        ("SHOW TABLES", False),
+        ("SELECT 'EXPLAIN'", False),
+        ("DESCRIBE t", False),
+    ],
+)
+def test_plans_and_ddl_print_as_plain_text(statement: str, raw: bool) -> None:
+    assert prints_raw(statement) is raw

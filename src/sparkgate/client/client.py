@@ -29,7 +29,7 @@ from sparkgate.client.options import ResultMode
 from sparkgate.client.progress import InterruptGuard, format_progress
 from sparkgate.client.tableau import TableauPrinter, column_widths, row_count_text
 from sparkgate.client.terminal import Terminal
-from sparkgate.sql import split_statements, strip_trailing_semicolon
+from sparkgate.sql import split_statements, strip_trailing_semicolon, tokenize
 
 __all__ = [
     "HELP_TEXT",
@@ -39,6 +39,7 @@ __all__ = [
     "TableViewFactory",
     "error_lines",
     "parse_client_command",
+    "prints_raw",
 ]
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,20 @@ def parse_client_command(statement: str) -> str | None:
     """``HELP``/``QUIT``/``EXIT``/``CLEAR`` (any case, ``;`` optional), else None."""
     word = strip_trailing_semicolon(statement).strip().upper()
     return _COMMANDS.get(word)
+
+
+_RAW_STATEMENTS = (("EXPLAIN",), ("SHOW", "CREATE"))
+
+
+def prints_raw(statement: str) -> bool:
+    """Whether the statement's result is text to print as is (a plan, a DDL), not a table.
+
+    As Flink's ``TableResult.print()`` (and its 1.x SQL client) does for
+    ``EXPLAIN`` and ``SHOW CREATE``: a multi-line value in a table cell would
+    break the table's borders.
+    """
+    words = [t.upper for t in tokenize(statement)[:4] if not t.is_comment]
+    return any(tuple(words[: len(lead)]) == lead for lead in _RAW_STATEMENTS)
 
 
 def error_lines(error: BaseException, verbose: bool) -> list[str]:
@@ -273,6 +288,10 @@ class SqlClient:
                 pages = self._pages(op, guard, started)
                 try:
                     first = next(pages)
+                    if first.result_kind is ResultKind.SUCCESS_WITH_CONTENT and prints_raw(
+                        statement
+                    ):
+                        return self._raw(first, pages)
                     return self._show(op, first, pages, started)
                 except _AlreadyReported:
                     self._cancel(op)
@@ -353,6 +372,15 @@ class SqlClient:
         else:
             self._tableau(first, pages, started, show_kind=False, timed=False)
         self.refresh_config()  # SET, RESET, USE ... may have changed it
+        return _Outcome(ok=True)
+
+    def _raw(self, first: Page, pages: Iterator[Page]) -> _Outcome:
+        """Every row's fields as plain text, one row after the other."""
+        for page in _chain(first, pages):
+            for row in page.rows:
+                text = "\t".join("" if v is None else v for v in row)
+                self.terminal.line(text.rstrip("\n"))
+        self.terminal.flush()
         return _Outcome(ok=True)
 
     def _show_query(
