@@ -44,6 +44,48 @@ def test_json_rows_and_body_order(client: httpx.Client, session: str) -> None:
     assert list(eos) == [k for k in PAYLOAD_KEYS if k in eos]
 
 
+def test_decimal_json_is_flinks_wire_text(client: httpx.Client, session: str) -> None:
+    """DECIMAL as Flink's gateway writes it (see tests/unit/test_codec_decimal_flink.py).
+
+    Flink's Jackson node strips trailing zeros (``1.50`` -> ``1.5``, ``0.00``
+    -> ``0``, ``100.00`` -> ``1E+2``); the scale is in the column's type.
+    """
+    op = submit(
+        client,
+        session,
+        "SELECT CAST(1.50 AS DECIMAL(10,2)) a, CAST(0 AS DECIMAL(10,2)) b, "
+        "CAST(-1.5 AS DECIMAL(10,2)) c, CAST(100 AS DECIMAL(10,2)) d, "
+        "CAST('12345678901234567890.123456789012345678' AS DECIMAL(38,18)) e, "
+        "array(CAST(1.50 AS DECIMAL(10,2))) f, named_struct('x', CAST(0 AS DECIMAL(10,2))) g, "
+        "map('k', CAST(-1.5 AS DECIMAL(10,2))) h, CAST(7 AS DECIMAL(5,0)) i",
+    )
+    uri: str | None = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
+    texts = []
+    while uri is not None:  # the raw bodies: json parsing would hide the number's text
+        response = client.get(uri)
+        assert response.status_code == 200, response.text
+        texts.append(response.text)
+        uri = response.json().get("nextResultUri")
+    raw = next(t for t in texts if '"data":[{' in t)
+    page = json.loads(raw)
+    flink = (
+        '"data":[{"kind":"INSERT","fields":[1.5,0,-1.5,1E+2,'
+        '12345678901234567890.123456789012345678,[1.5],{"x":0},{"k":-1.5},7]}]'
+    )
+    assert flink in raw
+    types = [c["logicalType"] for c in page["results"]["columns"]]
+    assert (types[0]["precision"], types[0]["scale"]) == (10, 2)
+    plain = rows(
+        run(
+            client,
+            session,
+            "SELECT CAST(1.50 AS DECIMAL(10,2)), CAST(0 AS DECIMAL(10,2))",
+            "PLAIN_TEXT",
+        )
+    )
+    assert plain == [["1.50", "0.00"]]
+
+
 def test_plain_text_rows(client: httpx.Client, session: str) -> None:
     bodies = run(client, session, VALUES, "PLAIN_TEXT")
     assert {b["results"]["rowFormat"] for b in bodies if "results" in b} == {"PLAIN_TEXT"}

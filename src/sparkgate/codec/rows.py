@@ -10,7 +10,11 @@ JSON (Flink's ``RowDataToJsonConverters``, as the gateway configures it):
   values as their shortest float32 digits (``33.333``, not ``33.33300018…``).
 * DECIMAL as a JSON number carrying every digit, written like Jackson writes a
   ``BigDecimal`` node: trailing zeros stripped, Java ``BigDecimal.toString``
-  notation (``1.50`` -> ``1.5``, ``100`` -> ``1E+2``, ``0.0000001`` -> ``1E-7``).
+  notation (``1.50`` -> ``1.5``, ``0.00`` -> ``0``, ``100`` -> ``1E+2``,
+  ``0.0000001`` -> ``1E-7``). That is Flink's wire, not a loss: its gateway
+  converts with ``encodeDecimalAsPlainNumber=false`` into a ``DecimalNode``
+  that ``JsonNodeFactory`` strips, and its clients restore the scale from the
+  column's type (the Flink SQL client prints ``1.50``).
   Such numbers are :class:`orjson.Fragment` values (pre-serialised JSON), so
   **the result must be serialised with orjson**; ``json.dumps`` cannot.
 * DATE ``1990-10-14``; TIMESTAMP ``1990-10-14T12:12:43.123`` (ISO, fraction
