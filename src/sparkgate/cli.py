@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,14 @@ def _parser() -> argparse.ArgumentParser:
         help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
     )
     _add_sql_parser(commands)
+    commands.add_parser(
+        "beeline",
+        help="run beeline, the HiveServer2 client PySpark ships (arguments go to beeline)",
+        description="Run beeline with Spark and Java found; e.g. "
+        "'sparkgate beeline -u jdbc:hive2://127.0.0.1:10000/default'. "
+        "Every argument is beeline's ('sparkgate beeline --help' shows them).",
+        add_help=False,
+    )
     return parser
 
 
@@ -167,7 +176,22 @@ def _gateway(args: argparse.Namespace) -> int:
     return 0
 
 
+def _beeline(args: Sequence[str]) -> int:
+    from sparkgate.service.spark.beeline import beeline_command
+
+    command, env = beeline_command(args)
+    sys.stdout.flush()
+    os.execve(command[0], command, env)  # beeline owns the terminal from here
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["beeline"]:  # every later argument is beeline's, --help too
+        try:
+            return _beeline(argv[1:])
+        except GatewayError as exc:
+            sys.stderr.write(f"sparkgate: {exc}\n")
+            return 2
     args = _parser().parse_args(argv)
     try:
         return _sql(args) if args.command == "sql" else _gateway(args)
