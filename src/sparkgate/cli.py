@@ -8,7 +8,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
+from sparkgate.api.config import Configuration
 from sparkgate.api.errors import ConfigurationError, GatewayError
 from sparkgate.server.config import default_conf_dir, parse_dynamic_options
 
@@ -19,9 +21,14 @@ log = logging.getLogger("sparkgate")
 _ACTIONS = {
     "start": "start a gateway in the background; returns once it serves",
     "start-foreground": "run a gateway in this terminal until Ctrl-C or SIGTERM",
-    "stop": "stop the gateway started last",
-    "stop-all": "stop every gateway started with 'start'",
+    "stop": "stop a gateway of the data directory: the one on --port, else the last started",
+    "stop-all": "stop every gateway of the data directory",
 }
+_PID_FILES = (
+    "Pid files: <data-dir>/run/gateway-<pid>.json, one per running gateway (foreground or "
+    "background). stop and stop-all act on the gateways of one data directory: "
+    "sql-gateway.data-dir from config.yaml or -D (default ~/.sparkgate)."
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,8 +41,15 @@ def _parser() -> argparse.ArgumentParser:
         help="run or stop the gateway",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="\n".join(f"  {name:18} {text}" for name, text in _ACTIONS.items()),
+        epilog=_PID_FILES,
     )
     gateway.add_argument("action", choices=list(_ACTIONS), metavar="ACTION")
+    gateway.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="stop: the gateway with an endpoint on this port",
+    )
     gateway.add_argument(
         "-D",
         dest="dynamic",
@@ -156,15 +170,14 @@ def _sql(args: argparse.Namespace) -> int:
 def _gateway(args: argparse.Namespace) -> int:
     from sparkgate.server import launcher
 
-    if args.action in ("stop", "stop-all"):
-        stopped = launcher.stop_background(stop_all=args.action == "stop-all")
-        if not stopped:
-            sys.stdout.write("No sparkgate gateway is running.\n")
-            return 1
-        sys.stdout.write(f"Stopped sparkgate gateway {', '.join(map(str, stopped))}.\n")
-        return 0
     conf_dir = args.conf_dir or default_conf_dir()
     config = launcher.load_gateway_configuration(conf_dir, parse_dynamic_options(args.dynamic))
+    if args.action in ("stop", "stop-all"):
+        return _stop(launcher, config, args.port, stop_all=args.action == "stop-all")
+    if args.port is not None:
+        raise ConfigurationError(
+            "--port is for stop; set ports with -Dsql-gateway.endpoint.rest.port=N"
+        )
     if args.action == "start-foreground":
         launcher.run_foreground(config)
     elif args.action == "start":
@@ -182,6 +195,29 @@ def _beeline(args: Sequence[str]) -> int:
     command, env = beeline_command(args)
     sys.stdout.flush()
     os.execve(command[0], command, env)  # beeline owns the terminal from here
+
+
+def _stop(launcher: ModuleType, config: Configuration, port: int | None, *, stop_all: bool) -> int:
+    from sparkgate.server.pidfiles import running_gateways
+    from sparkgate.service.options import DATA_DIR
+
+    data_dir = Path(config.get(DATA_DIR))
+    stopped = launcher.stop_background(data_dir, port=port, stop_all=stop_all)
+    if stopped:
+        for gateway in stopped:
+            sys.stdout.write(f"Stopped sparkgate gateway {gateway.describe()}.\n")
+        return 0
+    where = f"data directory {data_dir}"
+    if port is None:
+        sys.stdout.write(f"No sparkgate gateway is running ({where}).\n")
+    else:
+        others = running_gateways(data_dir)
+        sys.stdout.write(
+            f"No sparkgate gateway serves port {port} ({where}); running: "
+            + ("; ".join(g.describe() for g in others) or "none")
+            + ".\n"
+        )
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -104,16 +105,23 @@ def test_start_foreground_stops_cleanly_on_signal(tmp_path: Path, signum: signal
         assert message in rest, output
 
 
-def gateway(
-    action: str, data_dir: Path, pid_dir: Path, timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
+def gateway(action: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``sparkgate gateway ACTION`` on ``data_dir`` (a catalog in memory: several
+    gateways may share the data directory without a shared Derby metastore)."""
     return subprocess.run(
-        [*SPARKGATE, "gateway", action, *options(data_dir)],
+        [
+            *SPARKGATE,
+            "gateway",
+            action,
+            *options(data_dir)[:-1],
+            "-Dspark.sql.catalogImplementation=in-memory",
+            *args,
+        ],
         capture_output=True,
         text=True,
         cwd=data_dir,
-        timeout=timeout,
-        env={**ENV, "SPARKGATE_PID_DIR": str(pid_dir)},
+        timeout=240,
+        env=ENV,
     )
 
 
@@ -132,29 +140,59 @@ def wait_dead(pid: int, timeout: float = 30) -> bool:
     return not alive(pid)
 
 
-def test_start_in_background_then_stop_and_stop_all(tmp_path: Path) -> None:
-    pids = tmp_path / "pids" / "sparkgate-gateway.pid"
-    first_dir, second_dir = tmp_path / "one", tmp_path / "two"
-    first_dir.mkdir()
-    second_dir.mkdir()
+def pids_of(data_dir: Path) -> dict[int, int]:
+    """REST port -> pid, from the data directory's pid files."""
+    found = {}
+    for path in (data_dir / "run").glob("gateway-*.json"):
+        record = json.loads(path.read_text())
+        [address] = record["addresses"]
+        found[int(address.rsplit(":", 1)[1])] = record["pid"]
+    return found
+
+
+def test_stop_picks_a_gateway_by_data_dir_and_port(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    ports = {one: [free_port(), free_port()], two: [free_port()]}
     started: list[int] = []
     try:
-        for data_dir in (first_dir, second_dir):
-            result = gateway("start", data_dir, pids.parent)
-            assert result.returncode == 0, result.stderr
-            assert "sparkgate gateway started" in result.stdout
-        started = [int(p) for p in pids.read_text().split()]
-        assert len(started) == 2 and all(alive(p) for p in started)
-        stopped = gateway("stop", tmp_path, pids.parent)
-        assert stopped.returncode == 0, stopped.stderr
-        assert str(started[1]) in stopped.stdout, "stop ends the gateway started last"
-        assert wait_dead(started[1]) and alive(started[0])
-        stopped = gateway("stop-all", tmp_path, pids.parent)
-        assert str(started[0]) in stopped.stdout
-        assert wait_dead(started[0])
-        assert not pids.exists()
-        nothing = gateway("stop-all", tmp_path, pids.parent)
-        assert nothing.returncode == 1 and "No sparkgate gateway" in nothing.stdout
+        for data_dir, dir_ports in ports.items():
+            for port in dir_ports:
+                result = gateway("start", data_dir, f"-Dsql-gateway.endpoint.rest.port={port}")
+                assert result.returncode == 0, result.stdout + result.stderr
+                assert f"http://127.0.0.1:{port}" in result.stdout
+        by_port = {**pids_of(one), **pids_of(two)}
+        started = list(by_port.values())
+        assert sorted(by_port) == sorted(ports[one] + ports[two])
+        assert all(alive(pid) for pid in started)
+
+        first, second = ports[one]
+        stopped = gateway("stop", one, "--port", str(first))
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        assert stopped.stdout == (
+            f"Stopped sparkgate gateway pid {by_port[first]} (http://127.0.0.1:{first}).\n"
+        )
+        assert wait_dead(by_port[first])
+        assert alive(by_port[second]) and alive(by_port[ports[two][0]])
+        assert sorted(pids_of(one)) == [second]
+
+        missing = gateway("stop", one, "--port", str(first))
+        assert missing.returncode == 1
+        assert f"No sparkgate gateway serves port {first}" in missing.stdout
+        assert f"pid {by_port[second]} (http://127.0.0.1:{second})" in missing.stdout
+
+        stopped = gateway("stop-all", two)  # the other data directory's only
+        assert str(by_port[ports[two][0]]) in stopped.stdout
+        assert wait_dead(by_port[ports[two][0]]) and alive(by_port[second])
+        assert pids_of(two) == {}
+
+        stopped = gateway("stop", one)  # the last started of its data directory
+        assert str(by_port[second]) in stopped.stdout
+        assert wait_dead(by_port[second])
+        nothing = gateway("stop-all", one)
+        assert nothing.returncode == 1
+        assert nothing.stdout == f"No sparkgate gateway is running (data directory {one}).\n"
     finally:
         for pid in started:
             if alive(pid):

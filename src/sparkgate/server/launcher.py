@@ -3,21 +3,21 @@
 This is the one place that builds the concrete service on Spark and hands it
 to the endpoints. ``run_foreground`` serves until SIGINT or SIGTERM, then
 stops endpoints, cancels what runs and stops Spark, in that order.
-``start_background`` runs the same in a detached child, records its pid and
-returns once the endpoints answer; ``stop`` ends the last one, or all.
+Every running gateway has a pid file in its data directory
+(:mod:`sparkgate.server.pidfiles`). ``start_background`` runs the same in a
+detached child and returns once its pid file says it serves;
+``stop_background`` ends a gateway of one data directory: the one serving a
+given port, else the last started, or all of them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import getpass
-import json
 import logging
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +36,15 @@ from sparkgate.server.endpoints import (
     endpoint_type_option,
 )
 from sparkgate.server.logs import configure_logging
+from sparkgate.server.pidfiles import (
+    RunningGateway,
+    is_gateway_process,
+    pid_file,
+    read_pid_file,
+    remove_pid_file,
+    running_gateways,
+    write_pid_file,
+)
 from sparkgate.server.ports import check_ports
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
@@ -45,7 +54,6 @@ from sparkgate.service.spark.engine import ui_url
 __all__ = [
     "GATEWAY_OPTIONS",
     "load_gateway_configuration",
-    "pid_file",
     "run_foreground",
     "start_background",
     "stop_background",
@@ -56,7 +64,6 @@ log = logging.getLogger(__name__)
 GATEWAY_OPTIONS = (*options.SERVICE_OPTIONS, ENDPOINT_TYPE)
 #: Endpoint options are validated against the endpoint that owns them.
 KNOWN_PREFIXES = ("sql-gateway.endpoint.",)
-PID_DIR_ENV = "SPARKGATE_PID_DIR"
 _START_TIMEOUT = 300.0
 _STOP_TIMEOUT = 60.0
 
@@ -79,22 +86,6 @@ def load_gateway_configuration(
     return load_configuration(conf_dir, overrides, known, known_prefixes=KNOWN_PREFIXES)
 
 
-def _run_dir(config: Configuration) -> Path:
-    return Path(config.get(options.DATA_DIR)) / "run"
-
-
-def pid_file() -> Path:
-    """One pid file per user, as Flink's (``SPARKGATE_PID_DIR`` moves it)."""
-    base = os.environ.get(PID_DIR_ENV) or os.path.join(
-        tempfile.gettempdir(), f"sparkgate-{getpass.getuser()}"
-    )
-    return Path(base) / "sparkgate-gateway.pid"
-
-
-def _ready_file(config: Configuration, pid: int) -> Path:
-    return _run_dir(config) / f"gateway-{pid}.ready"
-
-
 def run_foreground(config: Configuration, *, stop: threading.Event | None = None) -> None:
     data_dir = Path(config.get(options.DATA_DIR))
     configure_logging(data_dir / "log")
@@ -109,7 +100,6 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
     check_ports(config)  # so does a port in use
     started: list[Endpoint] = []
-    ready = _ready_file(config, os.getpid())
     log.info("Starting Spark (data directory %s)", data_dir)
     service.start()
     # PySpark's SparkContext replaces the SIGINT handler with one that raises
@@ -123,8 +113,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
             started.append(endpoint)
         info = service.get_gateway_info()
         addresses = [endpoint.address for endpoint in started]
-        ready.parent.mkdir(parents=True, exist_ok=True)
-        ready.write_text(json.dumps({"pid": os.getpid(), "addresses": addresses}))
+        write_pid_file(data_dir, os.getpid(), addresses)
         log.info("Spark UI: %s", ui_url() or "off (spark.ui.enabled=false)")
         log.info(
             "sparkgate %s is running on Spark %s; endpoints: %s. Ctrl-C stops it.",
@@ -134,7 +123,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
         )
         stop.wait()
     finally:
-        ready.unlink(missing_ok=True)
+        remove_pid_file(data_dir, os.getpid())
         for endpoint in reversed(started):  # stop accepting first
             try:
                 endpoint.stop()
@@ -149,36 +138,14 @@ def _handle_signals(handler: Callable[[int, FrameType | None], None]) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _read_pids(path: Path) -> list[int]:
-    if not path.exists():
-        return []
-    return [int(line) for line in path.read_text().split() if line.strip().isdigit()]
-
-
-def _write_pids(path: Path, pids: Sequence[int]) -> None:
-    if pids:
-        path.write_text("".join(f"{pid}\n" for pid in pids))
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def start_background(config: Configuration, argv: Sequence[str]) -> list[str]:
     """Start ``start-foreground`` with ``argv`` detached; wait until it serves.
 
     Returns the endpoint addresses. The child's terminal output goes to
     ``<data-dir>/log/gateway-console.log``.
     """
-    log_dir = Path(config.get(options.DATA_DIR)) / "log"
+    data_dir = Path(config.get(options.DATA_DIR))
+    log_dir = data_dir / "log"
     log_dir.mkdir(parents=True, exist_ok=True)
     console = log_dir / "gateway-console.log"
     with console.open("ab") as out:
@@ -189,21 +156,13 @@ def start_background(config: Configuration, argv: Sequence[str]) -> list[str]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    pids = pid_file()
-    pids.parent.mkdir(parents=True, exist_ok=True)
-    _write_pids(pids, [*_read_pids(pids), child.pid])
-    ready = _ready_file(config, child.pid)
+    ready = pid_file(data_dir, child.pid)
     deadline = time.monotonic() + _START_TIMEOUT
     while time.monotonic() < deadline:
-        if ready.exists():
-            try:
-                addresses: list[str] = json.loads(ready.read_text())["addresses"]
-            except (ValueError, KeyError):
-                time.sleep(0.05)  # being written
-                continue
-            return addresses
+        gateway = read_pid_file(ready) if ready.exists() else None
+        if gateway is not None:
+            return list(gateway.addresses)
         if child.poll() is not None:
-            _write_pids(pids, [p for p in _read_pids(pids) if p != child.pid])
             tail = console.read_text(errors="replace").splitlines()[-15:]
             raise EndpointError(
                 f"The gateway exited with status {child.returncode} during start-up:\n"
@@ -214,22 +173,32 @@ def start_background(config: Configuration, argv: Sequence[str]) -> list[str]:
     raise EndpointError(f"The gateway did not start within {_START_TIMEOUT:.0f} s; see {console}")
 
 
-def stop_background(*, stop_all: bool = False) -> list[int]:
-    """SIGTERM the last started gateway (or all), wait for them; returns their pids."""
-    path = pid_file()
-    pids = [pid for pid in _read_pids(path) if _alive(pid)]
-    targets = pids if stop_all else pids[-1:]
-    for pid in targets:
-        os.kill(pid, signal.SIGTERM)
+def stop_background(
+    data_dir: Path, *, port: int | None = None, stop_all: bool = False
+) -> list[RunningGateway]:
+    """SIGTERM gateways of ``data_dir`` and wait for them; returns those stopped.
+
+    ``port`` picks the gateway with an endpoint on that port; otherwise the
+    last started one, or every one with ``stop_all``. Foreground gateways
+    count too: they have pid files like background ones.
+    """
+    running = running_gateways(data_dir)
+    if port is not None:
+        targets = [g for g in running if port in g.ports]
+    else:
+        targets = running if stop_all else running[-1:]
+    for gateway in targets:
+        os.kill(gateway.pid, signal.SIGTERM)
     deadline = time.monotonic() + _STOP_TIMEOUT
-    for pid in targets:
-        while _alive(pid) and time.monotonic() < deadline:
-            _reap(pid)
+    for gateway in targets:
+        while is_gateway_process(gateway.pid) and time.monotonic() < deadline:
+            _reap(gateway.pid)
             time.sleep(0.1)
-        if _alive(pid):
-            log.warning("Gateway %s did not stop in time; killing it", pid)
-            os.kill(pid, signal.SIGKILL)
-    _write_pids(path, [pid for pid in pids if pid not in targets])
+        if is_gateway_process(gateway.pid):
+            log.warning("Gateway %s did not stop in time; killing it", gateway.pid)
+            os.kill(gateway.pid, signal.SIGKILL)
+            _reap(gateway.pid)
+        remove_pid_file(data_dir, gateway.pid)
     return targets
 
 

@@ -86,8 +86,10 @@ WORKER_KEEPALIVE_TIME = duration_option(
 DATA_DIR = path_option(
     "sql-gateway.data-dir",
     "~/.sparkgate",
-    "Directory for the gateway's own files: pid files, logs, operation logs, and the "
-    "checkpoints and savepoints of streaming jobs.",
+    "Directory for the gateway's own files: the embedded metastore and warehouse, pid "
+    "files (`run/gateway-<pid>.json`, one per running gateway; `gateway stop` and "
+    "`stop-all` act on the gateways of this directory), logs, and the checkpoints and "
+    "savepoints of streaming jobs.",
 )
 
 RESULT_BUFFER_ROWS = int_option(
