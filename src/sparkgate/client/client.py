@@ -27,7 +27,12 @@ from sparkgate.client import options
 from sparkgate.client.executor import Executor, Page, TextRow
 from sparkgate.client.options import ResultMode
 from sparkgate.client.progress import InterruptGuard, format_progress
-from sparkgate.client.tableau import TableauPrinter, column_widths, row_count_text
+from sparkgate.client.tableau import (
+    TableauPrinter,
+    bounded_width,
+    column_widths,
+    row_count_text,
+)
 from sparkgate.client.terminal import Terminal
 from sparkgate.sql import split_statements, strip_trailing_semicolon, tokenize
 
@@ -456,11 +461,15 @@ class SqlClient:
         elif show_kind:
             widths = column_widths(names, sample, max_width, None if complete else types)
         else:
-            # Flink's batch tableau never cuts values: the sample's widths.
+            # A batch value is never cut: the sample's widths, the type's widest value
+            # when more rows follow, and the printer widens a column for a wider value.
             widths = column_widths(names, sample, None)
+            if not complete:
+                widths = [max(w, bounded_width(t) or 0) for w, t in zip(widths, types, strict=True)]
         if show_kind:
             widths[0] = 2
-        printer = TableauPrinter(self.terminal, names, widths)
+        grow = not streaming and not show_kind
+        printer = TableauPrinter(self.terminal, names, widths, grow=grow)
         printer.header()
         printer.rows(sample)
         sample.clear()

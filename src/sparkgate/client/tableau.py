@@ -1,10 +1,13 @@
 """Flink's tableau look: a bordered table printed row by row as pages arrive.
 
-As in Flink, a batch result's columns are as wide as its values (those of the
-first page; a later, wider value is cut), while a streaming result's widths come
-from the columns' logical types, capped by ``max_width``, so rows print as they
-arrive; a value wider than its column is cut and ends in ``...``. Values are right-aligned and NULL
-prints as ``<NULL>``, as in Flink.
+A batch result's values are never cut: its columns are as wide as the values
+of the first page, and as the type's widest value where the type bounds it
+(BIGINT: 20) when the result is longer than that page; a later value wider
+than its column widens it from that row on (a border line marks the change),
+so memory holds one page whatever the result's size. A streaming result's
+widths come from the columns' logical types, capped by ``max_width``, so rows
+print as they arrive; a value wider than its column is cut and ends in ``...``.
+Values are right-aligned and NULL prints as ``<NULL>``, as in Flink.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ __all__ = [
     "NULL_TEXT",
     "TRUNCATED",
     "TableauPrinter",
+    "bounded_width",
     "column_widths",
     "row_count_text",
     "type_width",
@@ -46,8 +50,8 @@ _FIXED_WIDTHS = {
 }
 
 
-def type_width(logical_type: LogicalType, max_width: int) -> int:
-    """Cells a value of this type may need (Flink's width by type), capped at ``max_width``."""
+def bounded_width(logical_type: LogicalType) -> int | None:
+    """Cells any value of this type takes at most, or None when a value may be any width."""
     width = _FIXED_WIDTHS.get(logical_type.type_root)
     if width is None:
         if isinstance(logical_type, DecimalType):
@@ -57,10 +61,16 @@ def type_width(logical_type: LogicalType, max_width: int) -> int:
         elif isinstance(logical_type, (TimestampType, LocalZonedTimestampType)):
             width = 19 + (logical_type.precision + 1 if logical_type.precision else 0)
         else:
-            width = max_width
+            return None
     if logical_type.nullable:
         width = max(width, len(NULL_TEXT))
-    return min(width, max_width)
+    return width
+
+
+def type_width(logical_type: LogicalType, max_width: int) -> int:
+    """Cells a value of this type may need (Flink's width by type), capped at ``max_width``."""
+    width = bounded_width(logical_type)
+    return max_width if width is None else min(width, max_width)
 
 
 def _cell(value: str | None) -> str:
@@ -110,16 +120,36 @@ def row_count_text(count: int, *, empty: str = "Empty set") -> str:
 
 
 class TableauPrinter:
-    """One bordered table: ``header()``, then ``rows(...)`` any number of times, ``end()``."""
+    """One bordered table: ``header()``, then ``rows(...)`` any number of times, ``end()``.
 
-    def __init__(self, terminal: Terminal, names: Sequence[str], widths: Sequence[int]) -> None:
+    With ``grow``, no value is ever cut: a value wider than its column widens
+    the column from that row on, and a border line marks where widths change.
+    Without it, wider values are cut and end in ``...``.
+    """
+
+    def __init__(
+        self,
+        terminal: Terminal,
+        names: Sequence[str],
+        widths: Sequence[int],
+        *,
+        grow: bool = False,
+    ) -> None:
         if len(names) != len(widths):
             raise ValueError(f"{len(names)} column names but {len(widths)} widths")
         self._terminal = terminal
         self._names = list(names)
         self._widths = list(widths)
-        self._border = "+" + "+".join("-" * (w + 2) for w in self._widths) + "+"
+        self._grow = grow
+        self._border = self._border_line()
         self.count = 0
+
+    def _border_line(self) -> str:
+        return "+" + "+".join("-" * (w + 2) for w in self._widths) + "+"
+
+    @property
+    def widths(self) -> list[int]:
+        return list(self._widths)
 
     def _format(self, cells: Sequence[str]) -> str:
         fitted = (_fit(c, w) for c, w in zip(cells, self._widths, strict=True))
@@ -129,9 +159,21 @@ class TableauPrinter:
         self._terminal.write(f"{self._border}\n{self._format(self._names)}\n{self._border}\n")
 
     def rows(self, rows: Iterable[TextRow | Sequence[str | None]]) -> None:
-        lines = [self._format([_cell(v) for v in row]) for row in rows]
+        lines: list[str] = []
+        count = 0
+        for row in rows:
+            cells = [_cell(v) for v in row]
+            if self._grow:
+                pairs = zip(self._widths, cells, strict=True)
+                widths = [max(w, display_width(c)) for w, c in pairs]
+                if widths != self._widths:
+                    self._widths = widths
+                    self._border = self._border_line()
+                    lines.append(self._border)
+            lines.append(self._format(cells))
+            count += 1
         if lines:
-            self.count += len(lines)
+            self.count += count
             self._terminal.write("\n".join(lines) + "\n")
 
     def end(self) -> None:
