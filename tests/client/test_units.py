@@ -105,6 +105,16 @@ _TRACE = (
                 "java.lang.ArithmeticException: / by zero\nsecond line of the message",
             ),
         ),
+        (  # Flink's framing of the trace (AbstractHandler) is not a cause
+            [
+                "Internal server error.",
+                f"<Exception on server side:\n{_TRACE}\nEnd of exception on server side>",
+            ],
+            (
+                "org.apache.flink.table.api.TableException: outer problem",
+                "java.lang.ArithmeticException: / by zero\nsecond line of the message",
+            ),
+        ),
         (["Session not found."], ("Session not found.",)),
         ([], ()),
     ],

@@ -42,6 +42,7 @@ KNOWN_VERSIONS = ("V1", "V2", "V3", "V4")
 """REST API versions this client speaks, oldest first."""
 
 _CAUSED_BY = "Caused by: "
+_SERVER_SIDE_MARKERS = ("<Exception on server side:", "End of exception on server side>")
 _FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 _TOKEN = re.compile(r"/result/(\d+)")
 _GATEWAY_WRAPPER = re.compile(r"^[\w.$]*SqlGatewayException: Failed to [\w ]+\.$")
@@ -65,6 +66,8 @@ def parse_error_chain(errors: Sequence[str]) -> tuple[str, ...]:
     current: list[str] = []
     in_frames = False
     for line in trace.splitlines():
+        if line.strip() in _SERVER_SIDE_MARKERS:
+            continue  # Flink's frame around the trace, not a message
         if line.startswith(_CAUSED_BY):
             if current:
                 causes.append("\n".join(current).strip())
