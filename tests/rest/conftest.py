@@ -103,3 +103,14 @@ def run(
 ) -> list[dict[str, Any]]:
     op = submit(client, session, statement)
     return walk(client, f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat={row_format}")
+
+
+def flink_client_reason(errors: list[str]) -> str:
+    """The reason Flink's SQL client prints for an error body (its ``CliStrings.messageError``).
+
+    The client's ``RestClientException`` message is the error list's Java
+    ``toString``; it prints the text after the last ``Caused by:`` up to the
+    first ``\tat ``, trimmed.
+    """
+    message = "[" + ", ".join(errors) + "]"
+    return message.split("Caused by:")[-1].split("\tat ")[0].strip()

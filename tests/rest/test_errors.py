@@ -14,7 +14,7 @@ from sparkgate.api.config import Configuration
 from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import MAX_BODY, rows, run, settings, submit
+from .conftest import MAX_BODY, flink_client_reason, rows, run, settings, submit
 
 UNKNOWN = str(uuid.uuid4())
 
@@ -178,6 +178,12 @@ def test_unexpected_failure_is_500_and_server_keeps_serving(
     assert response.status_code == 500
     errors = response.json()["errors"]
     assert errors[0] == "Internal server error."
-    assert errors[1].endswith("Caused by: builtins.RuntimeError: boom")
+    assert "\nCaused by: builtins.RuntimeError: boom\n\tat " in errors[1]
+    assert flink_client_reason(errors) == "builtins.RuntimeError: boom"
+    # The gateway's own frames, innermost first, under the outermost exception.
+    head = errors[1].split("\nCaused by: ")[0].splitlines()
+    assert head[1].endswith("Failed to getInfo.")
+    frame = "\tat sparkgate.endpoints.rest.handlers.get_info(handlers.py:"
+    assert any(line.startswith(frame) for line in head[2:])
     monkeypatch.undo()
     assert client.get("/v4/info").status_code == 200

@@ -10,10 +10,14 @@ import httpx
 import pyarrow as pa
 import pytest
 
-from sparkgate.endpoints.rest.errors import FLINK_GATEWAY_EXCEPTION
+from sparkgate.endpoints.rest.errors import (
+    FLINK_GATEWAY_EXCEPTION,
+    SERVER_SIDE_END,
+    SERVER_SIDE_START,
+)
 from sparkgate.endpoints.rest.results import COLUMNS_METADATA_KEY
 
-from .conftest import rows, run, submit, walk
+from .conftest import flink_client_reason, rows, run, submit, walk
 
 PAYLOAD_KEYS = ["resultType", "isQueryResult", "jobID", "resultKind", "results", "nextResultUri"]
 VALUES = (
@@ -218,17 +222,28 @@ def first_non_waiting(client: httpx.Client, uri: str) -> httpx.Response:
         assert time.monotonic() < deadline
 
 
-def test_failed_statement_is_500_with_cause_chain(client: httpx.Client, session: str) -> None:
+def test_failed_statement_is_500_with_flinks_stack_trace(
+    client: httpx.Client, session: str
+) -> None:
     op = submit(client, session, "SELECT * FROM no_such_table_rest")
     uri = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
     response = first_non_waiting(client, uri)
     assert response.status_code == 500
     errors = response.json()["errors"]
     assert errors[0] == "Internal server error."
-    chain = errors[1]
-    assert chain.startswith(f"{FLINK_GATEWAY_EXCEPTION}: Failed to fetchResults.\nCaused by: ")
-    root = chain[chain.rindex("Caused by: ") + len("Caused by: ") :]
-    assert "AnalysisException" in root and "no_such_table_rest" in root
+    trace = errors[1]
+    lines = trace.splitlines()
+    assert lines[:2] == [SERVER_SIDE_START, f"{FLINK_GATEWAY_EXCEPTION}: Failed to fetchResults."]
+    assert lines[-2:] == ["", SERVER_SIDE_END]
+    # Every exception of the chain, as in a Java trace, is followed by frame lines.
+    blocks = trace.split("\nCaused by: ")
+    assert len(blocks) >= 2
+    assert all("\n\tat " in block for block in blocks)
+    root = blocks[-1].split("\n\tat ")[0]
+    assert "AnalysisException: [TABLE_OR_VIEW_NOT_FOUND]" in root
+    assert "no_such_table_rest" in root
+    # Flink's SQL client prints the root cause, whole, and nothing after it.
+    assert flink_client_reason(errors) == root.strip()
     assert client.get(f"/v4/sessions/{session}/operations/{op}/status").json() == {
         "status": "ERROR"
     }
@@ -241,7 +256,10 @@ def test_gateway_parse_error_on_fetch_is_a_failed_statement(
     uri = f"/v4/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
     response = first_non_waiting(client, uri)
     assert response.status_code == 500
-    assert response.json()["errors"][1].rsplit("Caused by: ", 1)[1].startswith("SqlParseError: ")
+    errors = response.json()["errors"]
+    assert errors[1].rsplit("Caused by: ", 1)[1].startswith("SqlParseError: ")
+    assert flink_client_reason(errors).startswith("SqlParseError: ")
+    assert not flink_client_reason(errors).endswith("]")
 
 
 def test_execution_config_and_timeout(client: httpx.Client, session: str) -> None:
