@@ -213,7 +213,6 @@ def test_table_view_pages_searches_and_cancels_on_early_exit() -> None:
             schema,
             pages(),  # type: ignore[arg-type]
             max_rows=100,
-            max_width=30,
             cancel=cancelled.set,
             input=pipe,
             output=DummyOutput(),
@@ -239,7 +238,6 @@ def test_table_view_materialises_the_changelog() -> None:
             schema,
             iter(changes),  # type: ignore[arg-type]
             max_rows=100,
-            max_width=30,
             input=pipe,
             output=DummyOutput(),
         )

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sparkgate.api.config import ConfigOption, Configuration, bool_option, string_option
 from sparkgate.api.errors import ConfigurationError, ExecutionError, GatewayError
@@ -42,6 +42,7 @@ __all__ = [
     "ClientCommand",
     "SqlClient",
     "TableViewFactory",
+    "TableViewOutcome",
     "error_lines",
     "parse_client_command",
     "prints_raw",
@@ -148,7 +149,16 @@ class _Outcome:
     quit: bool = False
 
 
-TableViewFactory = Callable[..., Any]
+@dataclass(frozen=True)
+class TableViewOutcome:
+    """How the table view ended: rows received, whether that was the whole result, any error."""
+
+    rows: int
+    complete: bool
+    error: str | None = None
+
+
+TableViewFactory = Callable[..., TableViewOutcome]
 """Builds and runs the full-screen table view (see :mod:`sparkgate.client.table_view`)."""
 
 
@@ -396,16 +406,15 @@ class SqlClient:
             self.terminal.clear_status()
             self._status_enabled = False
             try:
-                self._table_view(
+                outcome = self._table_view(
                     first.schema,
                     _rows_of(first, pages),
                     max_rows=self.option(options.EXECUTION_MAX_TABLE_RESULT_ROWS),
-                    max_width=self.option(options.DISPLAY_MAX_COLUMN_WIDTH),
                     cancel=lambda: self._cancel(op),
                 )
             finally:
                 self._status_enabled = True
-            return _Outcome(ok=True)
+            return self._after_table_view(outcome)
         streaming = self._streaming()
         self._tableau(
             first,
@@ -415,6 +424,20 @@ class SqlClient:
             timed=True,
             streaming=streaming,
         )
+        return _Outcome(ok=True)
+
+    def _after_table_view(self, outcome: TableViewOutcome) -> _Outcome:
+        """What leaving the view leaves on screen: the row count, or why it stopped."""
+        if outcome.error:
+            self.terminal.error(_EXECUTE_FAILED, outcome.error)
+            self.terminal.flush()
+            return _Outcome(ok=False)
+        if outcome.complete:
+            self.terminal.line(row_count_text(outcome.rows))  # no time: it is the reading's
+            self.terminal.flush()
+        else:
+            # Flink says "Result retrieval cancelled."; the count tells how far it got.
+            self.terminal.info(f"Result retrieval cancelled after {outcome.rows} rows.")
         return _Outcome(ok=True)
 
     def _streaming(self) -> bool:

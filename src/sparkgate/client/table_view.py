@@ -2,11 +2,14 @@
 
 Rows stream in on a background thread while the user reads: the view
 fetches ahead only about three screens past what is shown, so a huge result
-is never read in full unless the user goes to its end. It keeps at most
-``max_rows`` rows; beyond that the oldest are dropped (as Flink's table
-mode does). Keys: arrows/j/k scroll, PgUp/PgDn/space/b page, g/G first and
-last row, left/right move across columns, / search, n/N next/previous
-match, q or Esc leave, Ctrl-C cancels a running query and leaves.
+is never read in full unless the user goes to its end (``G`` loads the rest
+and follows the end as rows arrive). It keeps at most ``max_rows`` rows;
+beyond that the oldest are dropped (as Flink's table mode does). Columns are
+as wide as the widest value loaded so far (values are not cut), each at most
+the screen's width; left/right scroll across columns. Keys: arrows/j/k
+scroll, PgUp/PgDn/space/b page, g/G first and last row, left/right move
+across columns, / search, n/N next/previous match, q or Esc leave, Ctrl-C
+cancels a running query and leaves.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from prompt_toolkit.styles import Style
 from sparkgate.api.errors import GatewayError
 from sparkgate.api.results import RowKind
 from sparkgate.api.types import ResultSchema
+from sparkgate.client.client import TableViewOutcome
 from sparkgate.client.executor import TextRow
-from sparkgate.client.tableau import NULL_TEXT, column_widths, type_width
+from sparkgate.client.tableau import NULL_TEXT, bounded_width
 from sparkgate.client.terminal import display_width
 
 __all__ = ["TableView", "run_table_view"]
@@ -73,7 +77,6 @@ class TableView:
         pages: Iterator[Sequence[tuple[RowKind, TextRow]]],
         *,
         max_rows: int,
-        max_width: int,
         cancel: Callable[[], None] | None = None,
         input: Input | None = None,
         output: Output | None = None,
@@ -81,7 +84,6 @@ class TableView:
         self.schema = schema
         self._pages = pages
         self._cancel = cancel
-        self._max_width = max_width
         self.rows: collections.deque[tuple[RowKind, TextRow]] = collections.deque(maxlen=max_rows)
         self.dropped = 0  # rows that fell off the front
         self.top = 0  # absolute index of the first row shown
@@ -89,8 +91,12 @@ class TableView:
         self.done = False
         self.error: str | None = None
         self.search_term = ""
-        self._widths = [type_width(t, max_width) for t in schema.types]
-        self._widths_fixed = False
+        # Content widths (uncapped): names, then every value loaded; the screen caps them.
+        self._widths = [
+            max(display_width(name), bounded_width(t) or 0)
+            for name, t in zip(schema.names, schema.types, strict=True)
+        ]
+        self._follow_end = False  # after G: load the rest and keep showing the end
         self._lock = threading.Lock()
         self._want_more = threading.Event()
         self._want_more.set()
@@ -138,15 +144,14 @@ class TableView:
                 page = next(self._pages, None)
                 if page is None:
                     break
+                widths = self._measure(page)
                 with self._lock:
-                    if not self._widths_fixed:
-                        sample = [row for _, row in page]
-                        by_content = column_widths(self.schema.names, sample, self._max_width)
-                        self._widths = by_content
-                        self._widths_fixed = True
+                    self._widths = widths
                     for kind, row in page:
                         self._apply(kind, row)
                     self.top = min(max(self.top, self.dropped), self.total)
+                    if self._follow_end:
+                        self.top = self._last_top()
                 self._update_want()
                 self.app.invalidate()
         except GatewayError as exc:
@@ -158,6 +163,19 @@ class TableView:
             self.done = True
             self.app.invalidate()
 
+    def _measure(self, page: Sequence[tuple[RowKind, TextRow]]) -> list[int]:
+        """The column widths once ``page``'s values are in: they only grow."""
+        widths = list(self._widths)
+        for _kind, row in page:
+            for i, value in enumerate(row):
+                cells = len(NULL_TEXT) if value is None else display_width(value)
+                if cells > widths[i]:
+                    widths[i] = cells
+        return widths
+
+    def _last_top(self) -> int:
+        return max(self.total - self._height(), self.dropped)
+
     def _height(self) -> int:
         try:
             rows = self.app.output.get_size().rows
@@ -167,31 +185,36 @@ class TableView:
 
     def _update_want(self) -> None:
         limit = min(self._height() * (_AHEAD_SCREENS + 1), self.rows.maxlen or 1)
-        if self.total - self.top < limit:
+        if self._follow_end or self.total - self.top < limit:
             self._want_more.set()
         else:
             self._want_more.clear()
 
     # -- rendering ---------------------------------------------------------------------
-    def _visible_columns(self) -> list[int]:
-        width = 120
+    def _screen_width(self) -> int:
         try:
-            width = self.app.output.get_size().columns
+            return int(self.app.output.get_size().columns)
         except Exception:
             log.debug("No terminal size", exc_info=True)
+            return 120
+
+    def _visible_columns(self) -> list[tuple[int, int]]:
+        """``(column, width)`` of the columns on screen; a column is at most a screen wide."""
+        screen = self._screen_width()
+        cap = max(screen - 3, 4)
         used = 0
-        shown: list[int] = []
+        shown: list[tuple[int, int]] = []
         for i in range(self.column, len(self._widths)):
-            if shown and used + self._widths[i] + 3 > width:
+            width = min(self._widths[i], cap)
+            if shown and used + width + 3 > screen:
                 break
-            shown.append(i)
-            used += self._widths[i] + 3
+            shown.append((i, width))
+            used += width + 3
         return shown
 
     def _header(self) -> StyleAndTextTuples:
-        cols = self._visible_columns()
         names = self.schema.names
-        cells = [_fit_left(names[i], self._widths[i]) for i in cols]
+        cells = [_fit_left(names[i], width) for i, width in self._visible_columns()]
         return [("class:header", " " + " | ".join(cells) + " ")]
 
     def _body(self) -> StyleAndTextTuples:
@@ -203,8 +226,7 @@ class TableView:
         term = self.search_term.lower()
         for _kind, row in visible:
             cells = [
-                _fit_left(NULL_TEXT if row[i] is None else str(row[i]), self._widths[i])
-                for i in cols
+                _fit_left(NULL_TEXT if row[i] is None else str(row[i]), width) for i, width in cols
             ]
             line = " " + " | ".join(cells) + " "
             if term and term in line.lower():
@@ -218,11 +240,16 @@ class TableView:
         height = self._height()
         first = self.top + 1 if self.total else 0
         last = min(self.top + height, self.total)
-        state = "" if self.done else " (loading...)"
+        if self.done:
+            state = ""
+        elif self._want_more.is_set():
+            state = " (loading...)"
+        else:
+            state = " (more rows: scroll or G)"
         if self.error:
             state = f" ERROR: {self.error}"
-        page = self.top // height + 1
         pages = max((self.total + height - 1) // height, 1)
+        page = pages if self.top >= self._last_top() else self.top // height + 1
         dropped = f", {self.dropped} oldest dropped" if self.dropped else ""
         text = (
             f" Rows {first}-{last} of {self.total}{state}{dropped} | Page {page}/{pages}"
@@ -262,9 +289,17 @@ class TableView:
     # -- navigation ---------------------------------------------------------------------
     def scroll(self, delta: int) -> None:
         with self._lock:
-            last_top = max(self.total - self._height(), self.dropped)
-            self.top = min(max(self.top + delta, self.dropped), max(last_top, self.dropped))
+            self._follow_end = False
+            self.top = min(max(self.top + delta, self.dropped), self._last_top())
         self._update_want()
+
+    def to_end(self) -> None:
+        """The last row: loads the rest of the result and keeps showing its end."""
+        with self._lock:
+            self._follow_end = not self.done
+            self.top = self._last_top()
+        self._update_want()
+        self.app.invalidate()
 
     def find(self, forward: bool = True) -> bool:
         """Move to the next (or previous) row containing the search term."""
@@ -282,6 +317,7 @@ class TableView:
             text = " ".join(NULL_TEXT if v is None else v for v in row).lower()
             if term in text or term == kind.value.lower():
                 with self._lock:
+                    self._follow_end = False
                     self.top = base + index
                 self._update_want()
                 return True
@@ -330,7 +366,7 @@ class TableView:
         @kb.add("G", filter=not_searching)
         @kb.add("end", filter=not_searching)
         def _last(_e: KeyPressEvent) -> None:
-            self.scroll(self.total)
+            self.to_end()
 
         @kb.add("right", filter=not_searching)
         @kb.add("l", filter=not_searching)
@@ -374,17 +410,19 @@ class TableView:
 
         return kb
 
-    def run(self) -> None:
+    def run(self) -> TableViewOutcome:
         fetcher = threading.Thread(target=self._fetch, name="sql-client-table-view", daemon=True)
         fetcher.start()
         try:
             self.app.run()
         finally:
+            complete = self.done and self.error is None
             self._stop.set()
             self._want_more.set()
             if not self.done and self._cancel is not None:
                 self._cancel()  # leaving early: stop the query's Spark work
             fetcher.join(timeout=10)
+        return TableViewOutcome(self.total, complete, self.error)
 
 
 def run_table_view(
@@ -392,8 +430,8 @@ def run_table_view(
     pages: Iterator[Sequence[tuple[RowKind, TextRow]]],
     *,
     max_rows: int,
-    max_width: int,
     cancel: Callable[[], None] | None = None,
-) -> None:
+) -> TableViewOutcome:
     """The :data:`~sparkgate.client.client.TableViewFactory` the REPL uses."""
-    TableView(schema, pages, max_rows=max_rows, max_width=max_width, cancel=cancel).run()
+    view = TableView(schema, pages, max_rows=max_rows, cancel=cancel)
+    return view.run()
