@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -142,29 +143,32 @@ def _sql(args: argparse.Namespace) -> int:
     jars = [str(Path(jar).expanduser().resolve()) for jar in args.jars]
     executor: Executor
     service = None
-    if args.mode == "gateway" or args.endpoint:
-        host, port = _endpoint(args.endpoint)
-        executor = RestExecutor(host, port, properties=dynamic, jars=jars)
-    else:
-        service = embedded.build_embedded_service(config)
-        terminal.status("Starting Spark...")
+    with contextlib.ExitStack() as held:
+        if args.mode == "gateway" or args.endpoint:
+            host, port = _endpoint(args.endpoint)
+            executor = RestExecutor(host, port, properties=dynamic, jars=jars)
+        else:
+            # Refused at once if a gateway holds the data directory's metastore.
+            held.enter_context(embedded.holding_data_dir(config))
+            service = embedded.build_embedded_service(config)
+            terminal.status("Starting Spark...")
+            try:
+                service.start()
+            finally:
+                terminal.clear_status()
+            # -D options are already the gateway configuration, hence every session's defaults.
+            executor = EmbeddedExecutor(service, jars=jars)
         try:
-            service.start()
+            return run_client(
+                executor,
+                terminal=terminal,
+                init_file=args.init,
+                script_file=args.file,
+                history_file=history,
+            )
         finally:
-            terminal.clear_status()
-        # -D options are already the gateway configuration, hence every session's defaults.
-        executor = EmbeddedExecutor(service, jars=jars)
-    try:
-        return run_client(
-            executor,
-            terminal=terminal,
-            init_file=args.init,
-            script_file=args.file,
-            history_file=history,
-        )
-    finally:
-        if service is not None:
-            service.stop()
+            if service is not None:
+                service.stop()
 
 
 def _gateway(args: argparse.Namespace) -> int:

@@ -1,16 +1,23 @@
-"""Start-up defaults as a user gets them: shuffle partitions, the Spark UI's address."""
+"""Start-up as a user gets it: shuffle partitions, the Spark UI's address, and a
+gateway and an embedded SQL client on the same (default) data directory."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
 
 from sparkgate.service.spark.engine import available_cores
-from tests.defaults.conftest import DefaultGateway
+from tests.defaults.conftest import DefaultGateway, default_env
+from tests.processes import free_port
 
 
 def run(gateway: DefaultGateway, statement: str) -> list[list[Any]]:
@@ -79,3 +86,90 @@ def test_spark_ui_listens_on_loopback_only_and_start_prints_its_url(
         if addr.ip not in ("127.0.0.1", "::1", "::ffff:127.0.0.1")
     ]
     assert exposed == [], f"listening beyond the loopback: {exposed}"
+
+
+SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
+
+
+def sparkgate(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*SPARKGATE, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_embedded_client_beside_a_gateway_says_how_to_reach_it(
+    default_gateway: DefaultGateway, tmp_path: Path
+) -> None:
+    """The README's two commands side by side, both on ``~/.sparkgate``: the
+    embedded client is refused at once (not after Derby's 40 s wait), naming
+    the gateway, and each way out it prints works as written."""
+    script = tmp_path / "tables.sql"
+    script.write_text("SHOW TABLES;\n")
+    env, home = default_gateway.env, default_gateway.home
+    refused = sparkgate(["sql", "-f", str(script)], env, home)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith(
+        f"sparkgate: The data directory {default_gateway.data_dir} is in use by a sparkgate "
+        f"gateway, pid {default_gateway.process.pid} (http://127.0.0.1:{default_gateway.port})"
+    ), refused.stderr
+    assert "Derby" not in refused.stdout + refused.stderr
+    assert not (default_gateway.data_dir / "run" / f"sql-client-{os.getpid()}.json").exists()
+
+    ways = re.findall(r"^  (?:or )?[^:]+:  sparkgate (.*)$", refused.stderr, re.MULTILINE)
+    assert len(ways) == 2, refused.stderr
+    connect, own_dir = ways
+    assert connect == f"sql gateway -e 127.0.0.1:{default_gateway.port}"
+    done = sparkgate([*shlex.split(connect), "-f", str(script)], env, home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SHOW TABLES" in done.stdout
+
+    own = own_dir.replace("<another dir>", str(tmp_path / "mine"))
+    done = sparkgate([*shlex.split(own), "-f", str(script)], env, home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SHOW TABLES" in done.stdout and "Derby" not in done.stdout + done.stderr
+
+
+def test_a_gateway_beside_an_embedded_client_is_refused_before_spark(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = default_env(home)
+    client = subprocess.Popen(
+        [*SPARKGATE, "sql"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=home,
+        env=env,
+    )
+    try:
+        held = home / ".sparkgate" / "run" / f"sql-client-{client.pid}.json"
+        while not held.exists():  # the client holds the data dir before it starts Spark
+            assert client.poll() is None, "the embedded client exited"
+            time.sleep(0.1)
+        refused = sparkgate(
+            ["gateway", "start-foreground", f"-Dsql-gateway.endpoint.rest.port={free_port()}"],
+            env,
+            home,
+        )
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert (
+            f"is in use by an embedded SQL client, pid {client.pid}: its embedded metastore"
+            in refused.stderr
+        )
+        assert "quit that SQL client" in refused.stderr
+        assert "Starting Spark" not in refused.stdout + refused.stderr
+    finally:
+        assert client.stdin is not None
+        client.stdin.close()  # end of input: the client quits
+        try:
+            client.wait(120)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            client.wait()
+    assert not held.exists()

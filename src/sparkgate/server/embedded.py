@@ -10,13 +10,16 @@ side's logging there too, so the terminal holds only what the client prints.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from sparkgate.api.config import Configuration
+from sparkgate.server import datadir
 from sparkgate.server.launcher import load_gateway_configuration
+from sparkgate.server.pidfiles import SQL_CLIENT
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
 
@@ -25,6 +28,7 @@ __all__ = [
     "build_embedded_service",
     "configure_client_logging",
     "data_dir",
+    "holding_data_dir",
     "load_client_configuration",
 ]
 
@@ -70,3 +74,15 @@ def configure_client_logging(config: Configuration, *, debug: bool = False) -> P
 def build_embedded_service(config: Configuration) -> SparkGatewayService:
     """The real service, not started yet; ``start()`` starts Spark in this process."""
     return SparkGatewayService(config)
+
+
+@contextlib.contextmanager
+def holding_data_dir(config: Configuration) -> Iterator[None]:
+    """Hold the data directory for an embedded client (see :mod:`sparkgate.server.datadir`).
+
+    Raises ConfigurationError at once, naming the running gateway and how to
+    reach it, when a gateway (or another embedded client) holds the data
+    directory's embedded metastore.
+    """
+    with datadir.holding_data_dir(config, SQL_CLIENT):
+        yield

@@ -28,6 +28,7 @@ from sparkgate.api.config import Configuration
 from sparkgate.api.endpoint import Endpoint
 from sparkgate.api.errors import EndpointError
 from sparkgate.server.config import load_configuration
+from sparkgate.server.datadir import holding_data_dir
 from sparkgate.server.endpoints import (
     ENDPOINT_TYPE,
     create_endpoints,
@@ -37,6 +38,7 @@ from sparkgate.server.endpoints import (
 )
 from sparkgate.server.logs import configure_logging
 from sparkgate.server.pidfiles import (
+    GATEWAY,
     RunningGateway,
     is_gateway_process,
     pid_file,
@@ -99,6 +101,18 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
     service = SparkGatewayService(config)
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
     check_ports(config)  # so does a port in use
+    with holding_data_dir(config, GATEWAY) as held_since:  # and a data dir in use
+        _serve(service, endpoints, data_dir, held_since, stop, on_signal)
+
+
+def _serve(
+    service: SparkGatewayService,
+    endpoints: Sequence[Endpoint],
+    data_dir: Path,
+    held_since: float,
+    stop: threading.Event,
+    on_signal: Callable[[int, FrameType | None], None],
+) -> None:
     started: list[Endpoint] = []
     log.info("Starting Spark (data directory %s)", data_dir)
     service.start()
@@ -113,7 +127,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
             started.append(endpoint)
         info = service.get_gateway_info()
         addresses = [endpoint.address for endpoint in started]
-        write_pid_file(data_dir, os.getpid(), addresses)
+        write_pid_file(data_dir, os.getpid(), addresses, started=held_since)
         log.info("Spark UI: %s", ui_url() or "off (spark.ui.enabled=false)")
         log.info(
             "sparkgate %s is running on Spark %s; endpoints: %s. Ctrl-C stops it.",
@@ -123,7 +137,6 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
         )
         stop.wait()
     finally:
-        remove_pid_file(data_dir, os.getpid())
         for endpoint in reversed(started):  # stop accepting first
             try:
                 endpoint.stop()
@@ -160,7 +173,7 @@ def start_background(config: Configuration, argv: Sequence[str]) -> list[str]:
     deadline = time.monotonic() + _START_TIMEOUT
     while time.monotonic() < deadline:
         gateway = read_pid_file(ready) if ready.exists() else None
-        if gateway is not None:
+        if gateway is not None and gateway.serving:
             return list(gateway.addresses)
         if child.poll() is not None:
             tail = console.read_text(errors="replace").splitlines()[-15:]

@@ -1,12 +1,14 @@
 """Pid files: which gateways run on a data directory, and where they serve.
 
 Every gateway, started in the foreground or in the background, writes
-``<data-dir>/run/gateway-<pid>.json`` once its endpoints serve, and removes it
-when it stops. The file holds the pid, the endpoint addresses (with their
-ports) and the start time, so ``gateway stop`` can pick a gateway by data
-directory and port, and the embedded SQL client can tell that a gateway holds
-the data directory's metastore. A file whose process is gone (killed, machine
-restarted) is stale and ignored, then removed.
+``<data-dir>/run/gateway-<pid>.json`` before it starts Spark, rewrites it with
+its endpoint addresses once they serve, and removes it when it stops. An
+embedded SQL client writes ``sql-client-<pid>.json`` the same way. A file
+holds the pid, the addresses (with their ports), the start time and whether
+it serves yet, so ``gateway stop`` can pick a gateway by data directory and
+port, and a process can tell that another one holds the data directory's
+embedded metastore. A file whose process is gone (killed, machine restarted)
+is stale and ignored, then removed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 __all__ = [
+    "GATEWAY",
+    "SQL_CLIENT",
     "RunningGateway",
     "is_gateway_process",
     "pid_file",
@@ -30,8 +34,10 @@ __all__ = [
     "write_pid_file",
 ]
 
-_PREFIX = "gateway-"
 _SUFFIX = ".json"
+#: The kinds of process that hold a data directory.
+GATEWAY = "gateway"
+SQL_CLIENT = "sql-client"
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class RunningGateway:
     pid: int
     addresses: tuple[str, ...]
     started: float
+    kind: str = GATEWAY
+    serving: bool = True
 
     @property
     def ports(self) -> tuple[int, ...]:
@@ -54,26 +62,44 @@ class RunningGateway:
         return tuple(found)
 
     def describe(self) -> str:
+        if self.kind != GATEWAY:
+            return f"pid {self.pid}"
+        if not self.serving:
+            return f"pid {self.pid} (starting)"
         return f"pid {self.pid} ({', '.join(self.addresses) or 'no endpoints'})"
 
 
-def pid_file(data_dir: Path, pid: int) -> Path:
-    return data_dir / "run" / f"{_PREFIX}{pid}{_SUFFIX}"
+def pid_file(data_dir: Path, pid: int, kind: str = GATEWAY) -> Path:
+    return data_dir / "run" / f"{kind}-{pid}{_SUFFIX}"
 
 
-def write_pid_file(data_dir: Path, pid: int, addresses: Sequence[str]) -> Path:
-    """Record a gateway that serves ``addresses``; written whole, then renamed."""
-    path = pid_file(data_dir, pid)
+def write_pid_file(
+    data_dir: Path,
+    pid: int,
+    addresses: Sequence[str] = (),
+    *,
+    kind: str = GATEWAY,
+    serving: bool = True,
+    started: float | None = None,
+) -> Path:
+    """Record a process holding ``data_dir``; written whole, then renamed."""
+    path = pid_file(data_dir, pid, kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
-    payload = {"pid": pid, "addresses": list(addresses), "started": time.time()}
+    payload = {
+        "pid": pid,
+        "kind": kind,
+        "addresses": list(addresses),
+        "started": time.time() if started is None else started,
+        "serving": serving,
+    }
     partial.write_text(json.dumps(payload), encoding="utf-8")
     partial.replace(path)
     return path
 
 
-def remove_pid_file(data_dir: Path, pid: int) -> None:
-    pid_file(data_dir, pid).unlink(missing_ok=True)
+def remove_pid_file(data_dir: Path, pid: int, kind: str = GATEWAY) -> None:
+    pid_file(data_dir, pid, kind).unlink(missing_ok=True)
 
 
 def read_pid_file(path: Path) -> RunningGateway | None:
@@ -81,7 +107,11 @@ def read_pid_file(path: Path) -> RunningGateway | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return RunningGateway(
-            int(data["pid"]), tuple(str(a) for a in data["addresses"]), float(data["started"])
+            int(data["pid"]),
+            tuple(str(a) for a in data["addresses"]),
+            float(data["started"]),
+            str(data.get("kind", GATEWAY)),
+            bool(data.get("serving", True)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -104,18 +134,21 @@ def is_gateway_process(pid: int) -> bool:
     return b"sparkgate" in cmdline
 
 
-def running_gateways(data_dir: Path) -> list[RunningGateway]:
-    """The live gateways of ``data_dir``, oldest first; stale pid files are removed."""
+def running_gateways(
+    data_dir: Path, kinds: Sequence[str] = (GATEWAY,)
+) -> list[RunningGateway]:
+    """The live processes of ``kinds`` on ``data_dir``, oldest first; stale files are removed."""
     run_dir = data_dir / "run"
     if not run_dir.is_dir():
         return []
     found: list[RunningGateway] = []
-    for path in run_dir.glob(f"{_PREFIX}*{_SUFFIX}"):
-        gateway = read_pid_file(path)
-        if gateway is None:
-            continue
-        if is_gateway_process(gateway.pid):
-            found.append(gateway)
-        else:
-            path.unlink(missing_ok=True)
+    for kind in kinds:
+        for path in run_dir.glob(f"{kind}-*{_SUFFIX}"):
+            gateway = read_pid_file(path)
+            if gateway is None or gateway.kind != kind:
+                continue
+            if is_gateway_process(gateway.pid):
+                found.append(gateway)
+            else:
+                path.unlink(missing_ok=True)
     return sorted(found, key=lambda g: g.started)

@@ -58,6 +58,7 @@ __all__ = [
     "start_spark",
     "stop_spark",
     "ui_url",
+    "uses_embedded_metastore",
     "write_log4j_config",
 ]
 
@@ -227,6 +228,25 @@ def ui_url() -> str | None:
         return None
     url: str | None = engine.session.sparkContext.uiWebUrl
     return url
+
+
+def uses_embedded_metastore(spark_conf: Mapping[str, str]) -> bool:
+    """Whether Spark will use the data directory's embedded Derby metastore.
+
+    Derby lets one process boot a database at a time: a second process on the
+    same data directory waits, then fails ("Another instance of Derby may
+    have already booted the database"). Not so with an in-memory catalog, a
+    metastore service or a metastore database of the user's.
+    """
+    catalog = spark_conf.get("spark.sql.catalogImplementation", "hive").strip().lower()
+    return catalog == "hive" and not any(
+        spark_conf.get(key, "").strip()
+        for key in (
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            "spark.hadoop.hive.metastore.uris",
+            "spark.hive.metastore.uris",
+        )
+    )
 
 
 def is_running() -> bool:
