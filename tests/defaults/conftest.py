@@ -3,9 +3,10 @@
 Nothing here sets a Spark option, a session time zone, shuffle partitions, a
 data directory or any option a user would not set. The only things changed
 are those a user's machine decides: ``HOME`` is a fresh temporary directory
-(so the default data dir ``~/.sparkgate`` is a new one), no configuration
-configuration is the repository's ``conf/`` (what ``make run`` reads), and the REST port is a free one (a user's 8083 may be
-taken on a test machine; the port changes no behaviour).
+(so the default data dir ``~/.sparkgate`` is a new one), the configuration is
+the repository's ``conf/`` (what ``make run`` reads), and the REST port is a
+free one (a user's 8083 may be taken on a test machine; the port changes no
+behaviour).
 """
 
 from __future__ import annotations
