@@ -97,9 +97,7 @@ def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="the gateway's REST address (gateway mode)",
     )
     sql.add_argument("-f", "--file", type=Path, help="run this SQL script and exit")
-    sql.add_argument(
-        "-i", "--init", type=Path, help="run these initialization statements first"
-    )
+    sql.add_argument("-i", "--init", type=Path, help="run these initialization statements first")
     sql.add_argument(
         "-D",
         dest="dynamic",
@@ -111,7 +109,12 @@ def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sql.add_argument(
         "-j", "--jar", dest="jars", action="append", default=[], help="add a jar to the session"
     )
-    sql.add_argument("--history", type=Path, help="history file (default: <data-dir>/sql-history)")
+    sql.add_argument(
+        "--history",
+        type=Path,
+        help="history file (default: <data-dir>/sql-history; gateway mode: "
+        "~/.local/state/sparkgate/sql-history, see docs/sql-client.md)",
+    )
     sql.add_argument(
         "--conf-dir",
         type=Path,
@@ -130,21 +133,27 @@ def _endpoint(text: str | None) -> tuple[str, int]:
 
 
 def _sql(args: argparse.Namespace) -> int:
+    from sparkgate.api.config import Configuration
     from sparkgate.client import EmbeddedExecutor, RestExecutor, Terminal, run_client
     from sparkgate.client.executor import Executor
+    from sparkgate.client.files import DATA_DIR_KEY, HISTORY_FILE, gateway_mode_client_dir
     from sparkgate.server import embedded
 
     dynamic = parse_dynamic_options(args.dynamic)
-    conf_dir = args.conf_dir or default_conf_dir()
-    config = embedded.load_client_configuration(conf_dir, dynamic)
+    gateway_mode = args.mode == "gateway" or bool(args.endpoint)
+    if gateway_mode:  # the client's own files: see sparkgate.client.files
+        client_dir, dynamic = gateway_mode_client_dir(dynamic)
+        config = Configuration({DATA_DIR_KEY: str(client_dir)})
+    else:
+        config = embedded.load_client_configuration(args.conf_dir or default_conf_dir(), dynamic)
     embedded.configure_client_logging(config)
-    history = args.history or embedded.data_dir(config) / "sql-history"
+    history = args.history or embedded.data_dir(config) / HISTORY_FILE
     terminal = Terminal()
     jars = [str(Path(jar).expanduser().resolve()) for jar in args.jars]
     executor: Executor
     service = None
     with contextlib.ExitStack() as held:
-        if args.mode == "gateway" or args.endpoint:
+        if gateway_mode:
             host, port = _endpoint(args.endpoint)
             executor = RestExecutor(host, port, properties=dynamic, jars=jars)
         else:

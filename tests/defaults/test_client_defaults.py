@@ -76,3 +76,65 @@ def test_gateway_client_prints_timestamps_with_the_default_zone(
     home.mkdir()
     out = run_sql(["gateway", "-e", f"127.0.0.1:{default_gateway.port}"], home, tmp_path)
     check_values(out)
+
+
+def test_gateway_mode_client_files_go_to_the_users_state_dir(
+    default_gateway: DefaultGateway, tmp_path: Path
+) -> None:
+    """History and log of a gateway-mode client: ``~/.local/state/sparkgate`` by default."""
+    import pexpect
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**default_env(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}
+    env.pop("XDG_STATE_HOME", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "sparkgate.cli", "sql", "gateway", "-e", f"127.0.0.1:{default_gateway.port}"],
+        cwd=str(home),
+        env=env,
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 160),
+    )
+    try:
+        child.expect_exact("Spark SQL> ")
+        child.send("SELECT 'kept in history' AS h;\r")
+        child.expect("1 row in set")
+        child.expect_exact("Spark SQL> ")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.terminate(force=True)
+    state = home / ".local" / "state" / "sparkgate"
+    assert "kept in history" in (state / "sql-history").read_text(encoding="utf-8")
+    assert (state / "log" / "sql-client.log").exists()
+    assert not (home / ".sparkgate").exists()  # not a gateway data dir of its own
+
+
+def test_gateway_mode_client_files_follow_an_explicit_data_dir(
+    default_gateway: DefaultGateway, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    mine = tmp_path / "client-data"
+    script = tmp_path / "set.sql"
+    script.write_text("SET;\n", encoding="utf-8")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "sparkgate.cli", "sql", "gateway"),
+            *("-e", f"127.0.0.1:{default_gateway.port}", f"-Dsql-gateway.data-dir={mine}"),
+            *("-f", str(script)),
+        ],
+        capture_output=True,
+        text=True,
+        env=default_env(home),
+        cwd=home,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (mine / "log" / "sql-client.log").exists()
+    assert str(mine) not in done.stdout  # the client's option, not a session property
+    assert not (home / ".sparkgate").exists()
+    assert not (home / ".local" / "state" / "sparkgate").exists()

@@ -48,7 +48,7 @@ def run_client(
     try:
         if init_file is not None:
             init = _read(init_file, terminal, "initialization")
-            if init is None or not client.run_init(init):
+            if init is None or not client.run_init(init, f"the initialization file {init_file}"):
                 return 1
         if script_file is not None:
             script = _read(script_file, terminal, "SQL script")

@@ -260,19 +260,33 @@ class SqlClient:
                 break
         return True
 
-    def run_init(self, script: str) -> bool:
-        """Initialization statements (``-i``): through configure-session, silent on success."""
+    def run_init(self, script: str, source: str = "the initialization file") -> bool:
+        """Initialization statements (``-i``): through configure-session, silent on success.
+
+        A failure names ``source`` (the file), the statement's number and line,
+        and the statement, then the reason, so it is not taken for the user's own.
+        """
         try:
             statements = split_statements(script)
         except GatewayError as exc:
+            self.terminal.error(f"Failed to initialize from {source}: it is not valid SQL.")
             self.print_error(exc)
             return False
-        for statement in statements:
+        position = 0
+        for number, statement in enumerate(statements, start=1):
+            position = script.find(statement, position)
+            line = script.count("\n", 0, max(position, 0)) + 1
             try:
                 with self._lock:
                     self.executor.configure(statement)
-            except GatewayError as exc:
-                self.print_error(exc, statement)
+            except Exception as exc:  # any failure: the client reports it and stops
+                if not isinstance(exc, GatewayError):
+                    log.exception("Initialization statement failed in the client")
+                self.terminal.error(
+                    f"Failed to initialize from {source}: statement {number} (line {line}) failed:"
+                )
+                self.terminal.line(statement + ";")
+                self.print_error(exc)
                 return False
         self.refresh_config()
         return True
