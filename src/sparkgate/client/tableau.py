@@ -161,16 +161,25 @@ class TableauPrinter:
     def rows(self, rows: Iterable[TextRow | Sequence[str | None]]) -> None:
         lines: list[str] = []
         count = 0
+        widths = self._widths
         for row in rows:
-            cells = [_cell(v) for v in row]
-            if self._grow:
-                pairs = zip(self._widths, cells, strict=True)
-                widths = [max(w, display_width(c)) for w, c in pairs]
-                if widths != self._widths:
-                    self._widths = widths
-                    self._border = self._border_line()
-                    lines.append(self._border)
-            lines.append(self._format(cells))
+            parts: list[str] = []
+            grown = False
+            for i, value in enumerate(row):
+                text = NULL_TEXT if value is None else value
+                cells = display_width(text)
+                width = widths[i]
+                if cells > width:
+                    if not self._grow:
+                        parts.append(_fit(text, width))
+                        continue
+                    widths[i] = width = cells  # this column is wider from here on
+                    grown = True
+                parts.append(" " * (width - cells) + text)
+            if grown:
+                self._border = self._border_line()
+                lines.append(self._border)
+            lines.append("| " + " | ".join(parts) + " |")
             count += 1
         if lines:
             self.count += count
