@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "CONNECTOR_PROPERTY",
     "SESSION_CATALOG",
     "current_catalog",
     "current_database",
@@ -58,6 +59,8 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 SESSION_CATALOG = "spark_catalog"
+# The table property holding a connector table's definition (Flink's WITH clause).
+CONNECTOR_PROPERTY = "sparkgate.connector.definition"
 _CATALOG_CONF_PREFIX = "spark.sql.catalog."
 _ALL_KINDS: frozenset[TableKind] = frozenset(TableKind)
 
@@ -218,6 +221,8 @@ def list_tables(
     if not kinds:
         return []
     views = _view_names(spark, namespace) if any(not row[2] for row in rows) else set()
+    # Connector tables are stored as views, but they are tables to the user.
+    views -= _connector_views(spark, catalog, database, views)
     result: list[TableInfo] = []
     for row_namespace, name, temporary in rows:
         name, temporary = str(name), bool(temporary)
@@ -231,6 +236,23 @@ def list_tables(
         if kind in kinds:
             result.append(TableInfo(ident, kind, temporary))
     return result
+
+
+def _connector_views(
+    spark: SparkSession, catalog: str, database: str, views: AbstractSet[str]
+) -> set[str]:
+    """Those of ``views`` that hold a connector table's definition."""
+    if catalog != SESSION_CATALOG or not views:
+        return set()
+    external = spark._jsparkSession.sharedState().externalCatalog()
+    found: set[str] = set()
+    for name in views:
+        try:
+            if external.getTable(database, name).properties().get(CONNECTOR_PROPERTY).isDefined():
+                found.add(name)
+        except Exception:
+            _log.debug("no metastore entry for view %s.%s", database, name, exc_info=True)
+    return found
 
 
 def _view_names(spark: SparkSession, namespace: str) -> set[str]:

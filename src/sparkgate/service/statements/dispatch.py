@@ -27,6 +27,7 @@ from sparkgate.service.session.session import (
 from sparkgate.service.spark.arrow import arrow_schema, stream_batches
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import arrow_compatible, to_result_schema
+from sparkgate.service.statements.metadata import metadata_statement
 from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
 from sparkgate.service.statements.results import ok_result, table_result
 from sparkgate.service.streaming import statements as streaming
@@ -106,6 +107,10 @@ def run_parsed(session: Session, parsed: ParsedStatement, operation: Operation) 
         except Exception as exc:
             raise to_execution_error(exc) from exc
         return ok_result()
+    if kind is StatementKind.QUERY:
+        shaped = metadata_statement(session, parsed)
+        if shaped is not None:
+            return shaped
     if kind in _LATER:
         raise UnsupportedStatementError(
             f"{_LATER[kind]} is not supported by sparkgate yet: {parsed.text}"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
-from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECTORS",
     "DEFINITION_PROPERTY",
+    "HIDDEN_CONTENT",
     "METADATA",
     "Source",
     "batch_frame",
@@ -37,6 +38,7 @@ __all__ = [
     "check_definition",
     "datagen_select",
     "invalid",
+    "masked_options",
     "sink_kind",
     "sink_select",
     "spark_type",
@@ -47,7 +49,32 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFINITION_PROPERTY = "sparkgate.connector.definition"
+DEFINITION_PROPERTY = CONNECTOR_PROPERTY
+
+# Flink's sensitive option keys (GlobalConfiguration.SENSITIVE_KEYS): shown masked.
+_SENSITIVE = (
+    "password",
+    "secret",
+    "fs.azure.account.key",
+    "apikey",
+    "api-key",
+    "auth-params",
+    "service-key",
+    "token",
+    "basic-auth",
+    "jaas.config",
+    "http-headers",
+)
+HIDDEN_CONTENT = "******"
+
+
+def masked_options(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` with the values of secret keys replaced as Flink shows them."""
+    return {
+        key: HIDDEN_CONTENT if any(word in key.lower() for word in _SENSITIVE) else value
+        for key, value in options.items()
+    }
+
 
 _FIELD_KEYS = ("kind", "min", "max", "start", "end", "length", "null-rate")
 CONNECTORS: Mapping[str, tuple[str, ...]] = {

@@ -1,0 +1,235 @@
+"""SHOW / DESCRIBE answer in the shape of the session's protocol; connector tables are tables.
+
+Flink-protocol sessions (the REST endpoint, the embedded client) read Flink's
+result columns, HiveServer2 sessions read Spark's (docs/statements.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from sparkgate.api.catalog import TableKind
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.types import BOOLEAN, STRING
+from sparkgate.service.catalog import list_tables
+from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.statements.metadata import flink_ddl
+from sparkgate.service.streaming.ddl import parse_connector_table
+from tests.service.conftest import fetch_all
+
+REST = EndpointVersion("rest", "V4")
+HIVE = EndpointVersion("hiveserver2", "HIVE_CLI_SERVICE_PROTOCOL_V10")
+
+
+def _open(service: SparkGatewayService, version: EndpointVersion) -> SessionHandle:
+    return service.open_session(SessionEnvironment(session_name="shapes", endpoint_version=version))
+
+
+class Answer:
+    def __init__(self, names: tuple[str, ...], types: list[Any], rows: list[tuple[Any, ...]]):
+        self.names, self.types, self.rows = names, types, rows
+
+
+def ask(service: SparkGatewayService, session: SessionHandle, statement: str) -> Answer:
+    op = service.execute_statement(session, statement)
+    try:
+        first, rows = fetch_all(service, session, op)
+    finally:
+        service.close_operation(session, op)
+    return Answer(first.schema.names, list(first.schema.types), rows)
+
+
+@pytest.fixture(scope="module")
+def database(service: SparkGatewayService) -> Iterator[str]:
+    """A database holding a connector table, a Spark table and a view."""
+    name = f"shapes_{uuid.uuid4().hex[:8]}"
+    setup = _open(service, REST)
+    for statement in (
+        f"CREATE DATABASE {name}",
+        f"USE {name}",
+        "CREATE TABLE gen (id INT NOT NULL, name STRING, ts AS PROCTIME(), "
+        "PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen', 'number-of-rows' = '3')",
+        "CREATE TABLE plain (a INT, b DECIMAL(10, 2)) USING parquet",
+        "CREATE VIEW v AS SELECT 1 AS x",
+    ):
+        ask(service, setup, statement)
+    service.close_session(setup)
+    yield name
+    cleanup = _open(service, REST)
+    with contextlib.suppress(Exception):
+        ask(service, cleanup, f"DROP DATABASE {name} CASCADE")
+    service.close_session(cleanup)
+
+
+@pytest.fixture
+def rest(service: SparkGatewayService, database: str) -> Iterator[SessionHandle]:
+    handle = _open(service, REST)
+    ask(service, handle, f"USE {database}")
+    yield handle
+    service.close_session(handle)
+
+
+@pytest.fixture
+def hive(service: SparkGatewayService, database: str) -> Iterator[SessionHandle]:
+    handle = _open(service, HIVE)
+    ask(service, handle, f"USE {database}")
+    yield handle
+    service.close_session(handle)
+
+
+# -- Flink's own statements, every protocol ------------------------------------
+
+
+@pytest.mark.parametrize("version", [REST, HIVE])
+def test_show_current_catalog(service: SparkGatewayService, version: EndpointVersion) -> None:
+    session = _open(service, version)
+    try:
+        answer = ask(service, session, "SHOW CURRENT CATALOG")
+        assert answer.names == ("current catalog name",)
+        assert answer.rows == [("spark_catalog",)]
+        assert ask(service, session, "SHOW MODULES").rows == [("core",)]
+        modules = ask(service, session, "SHOW FULL MODULES")
+        assert modules.names == ("module name", "used")
+        assert modules.types == [STRING, BOOLEAN]
+        assert modules.rows == [("core", True)]
+    finally:
+        service.close_session(session)
+
+
+# -- Flink shapes for Flink-protocol sessions ----------------------------------
+
+
+def test_flink_session_listings(
+    service: SparkGatewayService, rest: SessionHandle, database: str
+) -> None:
+    current = ask(service, rest, "SHOW CURRENT DATABASE")
+    assert (current.names, current.rows) == (("current database name",), [(database,)])
+    databases = ask(service, rest, "SHOW DATABASES")
+    assert databases.names == ("database name",)
+    assert (database,) in databases.rows
+    assert ask(service, rest, "SHOW CATALOGS").names == ("catalog name",)
+    tables = ask(service, rest, "SHOW TABLES")
+    assert tables.names == ("table name",)
+    assert tables.rows == [("gen",), ("plain",), ("v",)]
+    views = ask(service, rest, "SHOW VIEWS")
+    assert (views.names, views.rows) == (("view name",), [("v",)])
+    assert ask(service, rest, f"SHOW TABLES FROM spark_catalog.{database} LIKE 'p%'").rows == [
+        ("plain",)
+    ]
+    assert ask(service, rest, "SHOW TABLES NOT LIKE '%a%'").rows == [("gen",), ("v",)]
+    assert ask(service, rest, "SHOW FUNCTIONS").names == ("function name",)
+
+
+def test_flink_session_describe(service: SparkGatewayService, rest: SessionHandle) -> None:
+    columns = ("name", "type", "null", "key", "extras", "watermark")
+    plain = ask(service, rest, "DESCRIBE plain")
+    assert plain.names == columns
+    assert plain.types == [STRING, STRING, BOOLEAN, STRING, STRING, STRING]
+    assert plain.rows == [
+        ("a", "INT", True, None, None, None),
+        ("b", "DECIMAL(10, 2)", True, None, None, None),
+    ]
+    gen = ask(service, rest, "DESC gen")
+    assert gen.rows == [
+        ("id", "INT", False, "PRI(id)", None, None),
+        ("name", "STRING", True, None, None, None),
+        ("ts", "TIMESTAMP_LTZ(3) *PROCTIME*", False, None, "AS PROCTIME()", None),
+    ]
+    assert ask(service, rest, "SHOW COLUMNS FROM gen LIKE 'n%'").rows == [gen.rows[1]]
+
+
+def test_flink_session_show_create_connector_table(
+    service: SparkGatewayService, rest: SessionHandle, database: str
+) -> None:
+    answer = ask(service, rest, "SHOW CREATE TABLE gen")
+    assert answer.names == ("result",)
+    assert answer.rows == [
+        (
+            f"CREATE TABLE `spark_catalog`.`{database}`.`gen` (\n"
+            "  `id` INT NOT NULL,\n"
+            "  `name` STRING,\n"
+            "  `ts` AS PROCTIME(),\n"
+            "  CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED\n"
+            ")\n"
+            "WITH (\n"
+            "  'connector' = 'datagen',\n"
+            "  'number-of-rows' = '3'\n"
+            ")\n",
+        )
+    ]
+    spark_table = ask(service, rest, "SHOW CREATE TABLE plain")
+    assert spark_table.names == ("result",)
+    assert spark_table.rows[0][0].startswith("CREATE TABLE ")
+
+
+# -- Spark shapes for HiveServer2 sessions -------------------------------------
+
+
+def test_hiveserver2_session_keeps_sparks_columns(
+    service: SparkGatewayService, hive: SessionHandle, database: str
+) -> None:
+    tables = ask(service, hive, "SHOW TABLES")
+    assert tables.names == ("namespace", "tableName", "isTemporary")
+    assert [row[1] for row in tables.rows] == ["gen", "plain", "v"]
+    views = ask(service, hive, "SHOW VIEWS")
+    assert views.names == ("namespace", "viewName", "isTemporary")
+    assert [row[1] for row in views.rows] == ["v"]
+    assert ask(service, hive, "SHOW DATABASES").names == ("namespace",)
+    assert ask(service, hive, "DESCRIBE plain").names == ("col_name", "data_type", "comment")
+    described = ask(service, hive, "DESCRIBE gen")
+    assert described.names == ("col_name", "data_type", "comment")
+    assert [row[:2] for row in described.rows] == [
+        ("id", "int"),
+        ("name", "string"),
+        ("ts", "timestamp"),
+    ]
+    created = ask(service, hive, "SHOW CREATE TABLE gen")
+    assert created.names == ("createtab_stmt",)
+    text = created.rows[0][0]
+    assert text.startswith(f"CREATE TABLE `spark_catalog`.`{database}`.`gen` (")
+    assert "raise_error" not in text and "sparkgate.connector" not in text
+
+
+def test_connector_table_is_a_table_in_hiveserver2_metadata(
+    service: SparkGatewayService, database: str
+) -> None:
+    """What beeline's !tables and JDBC getTables read (GetTables)."""
+    kinds = {
+        info.identifier.name: info.kind
+        for info in list_tables(service.spark, "spark_catalog", database)
+    }
+    assert kinds == {"gen": TableKind.TABLE, "plain": TableKind.TABLE, "v": TableKind.VIEW}
+
+
+def test_temporary_connector_table_is_not_a_view(
+    service: SparkGatewayService, rest: SessionHandle
+) -> None:
+    ask(
+        service,
+        rest,
+        "CREATE TEMPORARY TABLE tgen (k INT) "
+        "WITH ('connector' = 'datagen', 'number-of-rows' = '1')",
+    )
+    assert ("tgen",) in ask(service, rest, "SHOW TABLES").rows
+    assert ("tgen",) not in ask(service, rest, "SHOW VIEWS").rows
+    created = ask(service, rest, "SHOW CREATE TABLE tgen").rows[0][0]
+    assert created.startswith("CREATE TEMPORARY TABLE `tgen` (\n  `k` INT\n)")
+
+
+def test_show_create_masks_secrets() -> None:
+    definition = parse_connector_table(
+        "CREATE TABLE j (id INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', "
+        "'username' = 'u', 'password' = 'p4ss', 'properties.sasl.jaas.config' = 'x')"
+    )
+    assert definition is not None
+    text = flink_ddl(definition)
+    assert "p4ss" not in text
+    assert "  'password' = '******'" in text
+    assert "  'properties.sasl.jaas.config' = '******'" in text
+    assert "  'username' = 'u'" in text
