@@ -91,10 +91,18 @@ class Session:
 
     # -- properties ------------------------------------------------------------
     def config(self) -> dict[str, str]:
-        """Gateway defaults overlaid with this session's properties."""
+        """Gateway defaults overlaid with this session's properties.
+
+        Spark's session time zone is always there, its effective value when
+        nobody set it (the JVM's zone): endpoints and clients render
+        TIMESTAMP values in it, as Spark's own CAST(ts AS STRING) does.
+        """
         with self._lock:
             merged = dict(self._defaults)
             merged.update(self._properties)
+            if SPARK_TIME_ZONE_KEY not in merged:
+                with contextlib.suppress(Exception):
+                    merged[SPARK_TIME_ZONE_KEY] = self.time_zone()
             return merged
 
     def get(self, key: str) -> str | None:
