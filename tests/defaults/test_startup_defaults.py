@@ -54,6 +54,8 @@ def test_local_shuffles_use_as_many_partitions_as_cores(default_gateway: Default
     )
     partitions = re.findall(r"hashpartitioning\(.*, (\d+)\)", plan)
     assert partitions == [str(available_cores())], plan
+    shown = run(default_gateway, "SET 'spark.sql.shuffle.partitions'")
+    assert shown == [["spark.sql.shuffle.partitions", str(available_cores())]]
 
 
 def console_text(gateway: DefaultGateway) -> str:
