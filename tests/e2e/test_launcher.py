@@ -242,7 +242,8 @@ def test_bad_values_fail_in_one_line_before_spark_starts(
     assert not (tmp_path / "log" / "spark.log").exists()
 
 
-def test_a_port_in_use_fails_before_spark_starts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("action", ["start-foreground", "start"])
+def test_a_port_in_use_fails_before_spark_starts(tmp_path: Path, action: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -251,7 +252,7 @@ def test_a_port_in_use_fails_before_spark_starts(tmp_path: Path) -> None:
             [
                 *SPARKGATE,
                 "gateway",
-                "start-foreground",
+                action,
                 f"-Dsql-gateway.data-dir={tmp_path}",
                 f"-Dsql-gateway.endpoint.rest.port={port}",
             ],

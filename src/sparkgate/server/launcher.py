@@ -28,7 +28,7 @@ from sparkgate.api.config import Configuration
 from sparkgate.api.endpoint import Endpoint
 from sparkgate.api.errors import EndpointError
 from sparkgate.server.config import load_configuration
-from sparkgate.server.datadir import holding_data_dir
+from sparkgate.server.datadir import check_data_dir_free, holding_data_dir
 from sparkgate.server.endpoints import (
     ENDPOINT_TYPE,
     create_endpoints,
@@ -157,6 +157,8 @@ def start_background(config: Configuration, argv: Sequence[str]) -> list[str]:
     Returns the endpoint addresses. The child's terminal output goes to
     ``<data-dir>/log/gateway-console.log``.
     """
+    check_ports(config)  # reported here, not from the child's console log
+    check_data_dir_free(config, GATEWAY)
     data_dir = Path(config.get(options.DATA_DIR))
     log_dir = data_dir / "log"
     log_dir.mkdir(parents=True, exist_ok=True)
