@@ -111,6 +111,15 @@ logger.hivefn.name = org.apache.hadoop.hive.ql.exec.FunctionRegistry
 logger.hivefn.level = error
 logger.datanucleus.name = DataNucleus
 logger.datanucleus.level = warn
+# Stopping a streaming query interrupts its thread, which may be writing a
+# checkpoint file through Hadoop's shell (chmod): a WARN with a stack trace
+# for an expected stop.
+logger.hadoopshell.name = org.apache.hadoop.util.Shell
+logger.hadoopshell.level = error
+# Its "Aborting job" ERROR, also for a streaming write interrupted by a stop,
+# precedes an exception it rethrows: the caller reports a real failure.
+logger.fileformatwriter.name = org.apache.spark.sql.execution.datasources.FileFormatWriter
+logger.fileformatwriter.level = fatal
 """
 
 

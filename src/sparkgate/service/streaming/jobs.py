@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 _MONITOR_INTERVAL_S = 0.25
 _GRACE_S = 5.0
+_COMMIT_POLL_S = 0.01
 
 # Starts one INSERT's StreamingQuery with the given checkpoint directory.
 StreamStarter = Callable[[str], "StreamingQuery"]
@@ -332,7 +333,9 @@ class JobRegistry:
         """Wait until the micro-batch running now has committed (or ``timeout``).
 
         Only that one: micro-batches may follow each other without a pause, so
-        waiting for the trigger to go idle could last until the timeout.
+        waiting for the trigger to go idle could last until the timeout. The
+        stop should follow the commit closely: the next micro-batch then
+        plans, and interrupting a batch's write is noisier in Spark's log.
         """
         deadline = time.monotonic() + timeout
         for query in job.queries:
@@ -350,7 +353,7 @@ class JobRegistry:
                         break
                 except Exception:
                     break
-                time.sleep(0.05)
+                time.sleep(_COMMIT_POLL_S)
 
     def _stop_queries(self, job: Job) -> None:
         for query in job.queries:
@@ -372,7 +375,7 @@ class JobRegistry:
             if job.status is not JobStatus.RUNNING or job.stopping:
                 return  # a cancelled job fails as it stops: the cancel is the story
             job.cause = error.causes[-1] if error.causes else error.message
-        log.warning("Job %s failed: %s", job.id, job.cause)
+        log.error("Job %s failed: %s", job.id, job.cause)
         self._stop_queries(job)
         self._end(job, JobStatus.FAILED)
 

@@ -10,6 +10,13 @@ The producer (the generator returned by :func:`changelog_batches`) stops the
 StreamingQuery when it ends for any reason: end of a bounded source, a query
 failure, or the operation being cancelled, timed out or closed (the
 generator polls the operation's status, and the operation closes it).
+
+The callback never raises into Spark. A stop on request cancels the
+micro-batch in flight, and an exception raised back through py4j would be
+logged at ERROR by py4j and by Spark (whose stream thread can even overflow
+its stack matching py4j's long message); the callback drops that batch
+instead. A real failure is kept and raised by the producer, which stops the
+query and logs one ERROR line, root cause first.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import RowKind
 from sparkgate.api.status import OperationStatus
 from sparkgate.service.spark.arrow import arrow_schema
@@ -118,9 +126,21 @@ def changelog_batches(
     schema = arrow_schema(df)
     handoff: queue.Queue[list[tuple[Any, ...]]] = queue.Queue(maxsize=1)
     stopping = threading.Event()
+    failures: list[BaseException] = []
 
     def on_batch(batch: DataFrame, batch_id: int) -> None:
-        table = batch.toArrow()
+        if stopping.is_set() or failures:
+            return
+        try:
+            table = batch.toArrow()
+        except Exception as exc:
+            # The operation's status moves before its Spark work is cancelled,
+            # so a batch cancelled by a stop on request always sees it.
+            if stopping.is_set() or operation.status not in _LIVE:
+                log.debug("Micro-batch %d dropped: the query is stopping", batch_id)
+            else:
+                failures.append(exc)
+            return
         rows = list(zip(*(column.to_pylist() for column in table.columns), strict=True))
         while not stopping.is_set():
             try:
@@ -151,7 +171,9 @@ def changelog_batches(
         shutil.rmtree(checkpoint, ignore_errors=True)
         raise to_execution_error(exc) from exc
     log.info("Streaming query %s started in %s mode", query.id, mode.value)
-    return _drain(query, operation, handoff, stopping, differ, schema, resolution, checkpoint)
+    return _drain(
+        query, operation, handoff, stopping, failures, differ, schema, resolution, checkpoint
+    )
 
 
 def _drain(
@@ -159,24 +181,28 @@ def _drain(
     operation: Operation,
     handoff: queue.Queue[list[tuple[Any, ...]]],
     stopping: threading.Event,
+    failures: list[BaseException],
     differ: ChangelogDiffer,
     schema: pa.Schema,
     resolution: Resolution,
     checkpoint: Path,
 ) -> Iterator[Item]:
     rows_bound = resolution.bounded_rows
+    outcome: str | None = None
     try:
         while operation.status in _LIVE:
             try:
                 rows = handoff.get(timeout=_POLL_S)
             except queue.Empty:
-                error = query.exception()
+                error: Any = failures[0] if failures else query.exception()
                 if error is not None:
-                    raise to_execution_error(error) from None
+                    outcome = "failed"
+                    raise _failure(query, error) from None
                 ended = not query.isActive or (
                     rows_bound is not None and query_exhausted(query, rows_bound)
                 )
                 if ended and handoff.empty():
+                    outcome = "ended"
                     return
                 continue
             changes = differ.apply(rows)
@@ -193,4 +219,16 @@ def _drain(
         with contextlib.suppress(Exception):
             query.stop()
         shutil.rmtree(checkpoint, ignore_errors=True)
-        log.info("Streaming query %s stopped", query.id)
+        if outcome is None:
+            status = operation.status
+            outcome = "stopped" if status in _LIVE else f"stopped on request ({status.name})"
+        if outcome != "failed":
+            log.info("Streaming query %s %s", query.id, outcome)
+
+
+def _failure(query: StreamingQuery, error: Any) -> ExecutionError:
+    """The query's error for the client, logged once at ERROR with its root cause first."""
+    failure = to_execution_error(error)
+    wrappers = "".join(f"\n  wrapped in {cause}" for cause in failure.causes[-2::-1])
+    log.error("Streaming query %s failed: %s%s", query.id, failure.root_cause, wrappers)
+    return failure
