@@ -298,7 +298,12 @@ class JobRegistry:
     def stop(
         self, sc: SparkContext, job_id: str, *, savepoint: bool = False, drain: bool = False
     ) -> str | None:
-        """Stop a running job; with ``savepoint``, return where its savepoint is."""
+        """Stop a running job; with ``savepoint``, return where its savepoint is.
+
+        As in Flink, a job stopped with a savepoint ends FINISHED (Flink's
+        stop-with-savepoint); a plain stop is a cancel and ends CANCELED, as
+        does a stop whose savepoint could not be written.
+        """
         job = self.get(job_id)
         if savepoint and not job.streaming:
             raise ExecutionError(
@@ -319,14 +324,19 @@ class JobRegistry:
             self._stop_queries(job)
         else:
             sc.cancelJobsWithTag(job.tag)
-        self._end(job, JobStatus.CANCELED)
         if not savepoint:
+            self._end(job, JobStatus.CANCELED)
             return None
         assert job.checkpoint is not None
         target = self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
-        _copy_dir(sc, job.checkpoint, str(target))
+        try:
+            _copy_dir(sc, job.checkpoint, str(target))
+        except BaseException:
+            self._end(job, JobStatus.CANCELED)
+            raise
         job.savepoint = str(target)
         log.info("Job %s stopped with savepoint %s", job.id, target)
+        self._end(job, JobStatus.FINISHED)
         return job.savepoint
 
     def _quiesce(self, job: Job, timeout: float) -> None:
