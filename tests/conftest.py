@@ -1,20 +1,144 @@
-"""Shared pytest fixtures.
+"""Shared pytest fixtures, and the test tiers.
 
 Service tests share one SparkSession for the whole run: starting the JVM
 costs seconds, so a fresh session per test would dominate the suite's time.
+
+Every test gets tier markers (declared in pyproject.toml) from its directory
+and the fixtures it uses, so ``pytest -m unit`` runs in seconds:
+
+- ``service``: it uses the shared Spark session (``spark``, or a fixture
+  that builds on it), or its module starts Spark itself;
+- ``e2e``: it starts a real gateway (or benchmark) process;
+- ``clients``: it drives a real third-party client;
+- ``defaults``: it is in tests/defaults (and starts a real gateway: ``e2e`` too);
+- ``unit``: none of these: no JVM. A unit test that starts Spark anyway fails
+  at once (see :func:`_refuse_spark_in_unit_tests`), so a wrong tier cannot
+  slow ``-m unit`` down unnoticed.
+
+A module may set its tier itself (``pytestmark = pytest.mark.service``);
+then nothing is derived for its tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import os
+import sys
+from collections.abc import Generator, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark"]
+__all__ = ["TIERS", "spark"]
+
+TIERS = ("unit", "service", "e2e", "clients", "defaults")
+
+_TESTS = Path(__file__).resolve().parent
+
+# Fixtures that are (or build on) the shared Spark session. ``make_executor``
+# asks for the client service by name at run time, so its closure hides it.
+_SPARK_FIXTURES = frozenset({"spark", "make_executor"})
+# Fixtures that start a real gateway process.
+_PROCESS_FIXTURES = frozenset({"gateway_process", "default_gateway"})
+# Directories whose every test starts a real process.
+_PROCESS_DIRECTORIES = frozenset({"e2e", "bench", "defaults"})
+# Modules (relative to tests/) and the tiers every test in them has beyond the derived ones.
+_MODULE_TIERS: dict[str, tuple[str, ...]] = {
+    # Starts its own Spark (engine start-up and its failures), not the shared one.
+    "service/test_engine.py": ("service",),
+    # The real `sparkgate` SQL client in a terminal, on a gateway process or embedded Spark.
+    "client/test_repl.py": ("e2e",),
+    # PyHive, SQLAlchemy, impyla, beeline and dbt-spark; half of them on a real gateway process.
+    "hiveserver2/test_clients.py": ("clients",),
+    "e2e/test_flink_client.py": ("clients",),  # py-flink-sql-gateway
+    "e2e/test_flink_jdbc_driver.py": ("clients",),  # Flink's JDBC driver
+    "e2e/test_documented_commands.py": ("clients",),  # beeline, as the docs say
+}
+# Module-local fixtures that start a real gateway process.
+_MODULE_PROCESS_FIXTURES = {"hiveserver2/test_clients.py": frozenset({"gateway"})}
+
+
+def _tiers(relative: str, fixtures: frozenset[str]) -> set[str]:
+    tiers = set(_MODULE_TIERS.get(relative, ()))
+    directory = relative.split("/", 1)[0]
+    if directory == "defaults":
+        tiers.add("defaults")
+    if directory in _PROCESS_DIRECTORIES or fixtures & (
+        _PROCESS_FIXTURES | _MODULE_PROCESS_FIXTURES.get(relative, frozenset())
+    ):
+        tiers.add("e2e")
+    if fixtures & _SPARK_FIXTURES:
+        tiers.add("service")
+    return tiers or {"unit"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in TIERS):
+            continue  # the module chose its tier
+        try:
+            relative = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            continue  # not one of ours
+        fixtures = frozenset(getattr(item, "fixturenames", ()))
+        for tier in sorted(_tiers(relative, fixtures)):
+            item.add_marker(tier)
+
+
+# -- the unit tier starts no Spark --------------------------------------------------
+
+_in_unit_test = False
+
+
+def _starts_spark(args: Sequence[str]) -> bool:
+    """Whether a command line starts a JVM for Spark: spark-submit, a gateway, the
+    SQL client (embedded mode starts Spark), the benchmark."""
+    words = [os.path.basename(a) for a in args]
+    if any(w in ("spark-submit", "spark-submit.cmd") for w in words):
+        return True
+    product = "sparkgate" in words or "sparkgate.cli" in words
+    if product and any(w in ("gateway", "sql-client", "start", "start-foreground") for w in words):
+        return True
+    return "bench" in words and "-m" in words
+
+
+# (event, index of the argument list): the ways a test may start a program.
+_SPAWN_EVENTS = {"subprocess.Popen": 1, "os.exec": 1, "os.posix_spawn": 1, "os.spawn": 2}
+
+
+def _refuse_spark_in_unit_tests(event: str, args: tuple[Any, ...]) -> None:
+    """Audit hook: a program that would start Spark during a unit test is an error."""
+    index = _SPAWN_EVENTS.get(event)
+    if not _in_unit_test or index is None or len(args) <= index:
+        return
+    raw = args[index]
+    command = [os.fsdecode(a) for a in (raw if isinstance(raw, (list, tuple)) else [raw])]
+    if _starts_spark(command):
+        raise RuntimeError(
+            f"A test in the unit tier started Spark ({' '.join(command)[:200]}). "
+            "Unit tests run without a JVM: use the GatewayService double (tests/doubles.py), "
+            "or give the test a Spark fixture so that it is in the service tier."
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Audit hooks cannot be removed; this one does nothing outside unit tests.
+    sys.addaudithook(_refuse_spark_in_unit_tests)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    global _in_unit_test
+    _in_unit_test = item.get_closest_marker("unit") is not None
+    try:
+        return (yield)
+    finally:
+        _in_unit_test = False
 
 
 @pytest.fixture(scope="session")
