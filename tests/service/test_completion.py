@@ -151,3 +151,19 @@ def test_other_sessions_temp_objects_are_not_offered(
     assert complete(other, "SELECT sg_plu|", db) == []
     # A session's temp view resolves bare only, so `db.` does not offer it.
     assert view not in " ".join(complete(sess, "SELECT * FROM {db}.|", db))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # parses with the cursor word in place: Spark's parser answers
+        "SELECT TRIM(' ' FROM customers) AS t, | FROM orders",
+        "SELECT EXTRACT(YEAR FROM customers) AS y, | FROM orders",
+        # does not parse yet: the scan skips a function's FROM too
+        "SELECT TRIM(' ' FROM customers), |",
+        "SELECT EXTRACT(YEAR FROM customers), | FROM orders WHERE",
+    ],
+)
+def test_function_arguments_are_not_tables(sess: SparkSession, db: str, text: str) -> None:
+    result = complete(sess, text, db)
+    assert "id" not in result, result[:10]  # a column of the table 'customers'

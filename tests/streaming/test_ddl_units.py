@@ -9,9 +9,8 @@ import pytest
 from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.api.results import RowKind
 from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode, replay
-from sparkgate.service.streaming.connectors import check_definition, spark_type
+from sparkgate.service.streaming.connectors import check_definition, datagen_select, spark_type
 from sparkgate.service.streaming.ddl import Column, parse_connector_table
-from sparkgate.service.streaming.resolve import table_references
 
 INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
 
@@ -78,6 +77,30 @@ def test_bad_definitions_name_the_valid_choices(options: dict[str, str], message
         check_definition(parsed)
 
 
+def test_lower_case_primary_key() -> None:
+    parsed = parse_connector_table(
+        "create table t (id int, name string, primary key (id) not enforced) "
+        "with ('connector' = 'datagen')"
+    )
+    assert parsed is not None
+    assert parsed.primary_key == ("id",)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("fields.x.min", "abc"), ("fields.x.max", "1.5"), ("fields.y.length", "ten")],
+)
+def test_bad_datagen_numbers_name_the_option(option: str, value: str) -> None:
+    parsed = parse_connector_table(
+        f"CREATE TABLE t (x INT, y STRING) WITH ('connector' = 'datagen', '{option}' = '{value}')"
+    )
+    assert parsed is not None
+    with pytest.raises(
+        ExecutionError, match=f"Invalid value '{value}' for datagen option '{option}'"
+    ):
+        datagen_select(parsed)
+
+
 def test_bad_watermark_is_a_parse_error() -> None:
     with pytest.raises(SqlParseError, match="watermark"):
         parse_connector_table(
@@ -101,28 +124,6 @@ def test_bad_watermark_is_a_parse_error() -> None:
 )
 def test_flink_types_map_to_spark(flink: str, spark: str) -> None:
     assert spark_type(flink) == spark
-
-
-@pytest.mark.parametrize(
-    ("sql", "names"),
-    [
-        ("SELECT * FROM a", [("a",)]),
-        ("SELECT * FROM db.a JOIN b ON a.x = b.x", [("db", "a"), ("b",)]),
-        ("SELECT * FROM a, b WHERE x IN (SELECT y FROM c)", [("a",), ("b",), ("c",)]),
-        ("SELECT * FROM STREAM(a)", [("a",)]),
-        ("SELECT * FROM range(10)", []),
-        ("SELECT a, b FROM (SELECT 1 AS a, 2 AS b)", []),
-        ("TABLE a", [("a",)]),
-        ("WITH v AS (SELECT * FROM a) SELECT * FROM v JOIN b", [("a",), ("b",)]),
-        (
-            "WITH RECURSIVE x (n) AS (SELECT 1), `y` AS (SELECT * FROM t) SELECT * FROM x, y, z",
-            [("t",), ("z",)],
-        ),
-        ("SELECT * FROM db.a WHERE x IN (WITH a AS (SELECT 1) SELECT * FROM a)", [("db", "a")]),
-    ],
-)
-def test_table_references(sql: str, names: list[tuple[str, ...]]) -> None:
-    assert [ref.name for ref in table_references(sql)] == names
 
 
 def test_update_mode_pairs_before_and_after_per_key() -> None:

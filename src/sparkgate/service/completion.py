@@ -36,6 +36,7 @@ from sparkgate.service.catalog import (
     system_function_names,
     table_column_names,
 )
+from sparkgate.service.spark.plans import parse_statement
 from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 
 if TYPE_CHECKING:
@@ -237,19 +238,50 @@ def _clause_of_comma(rest: Sequence[Token]) -> str:
 # -- table references -------------------------------------------------------
 
 
-def _table_refs(statement: str, skip_from: int, skip_to: int) -> list[_TableRef]:
-    """Tables named after FROM/JOIN/UPDATE/INTO/TABLE, with their aliases.
+_CURSOR = "__sparkgate_cursor__"
 
-    Light scanning, not parsing: a wrong guess only costs a failed lookup.
-    The chain under the cursor (``skip_from``..``skip_to``) is left out.
+
+def _table_refs(
+    spark: SparkSession, statement: str, skip_from: int, skip_to: int
+) -> list[_TableRef]:
+    """The tables the statement reads, with their aliases; the word under the cursor
+    (``skip_from``..``skip_to``) is not one of them.
+
+    Spark's parser answers when the statement parses with a name in place of that
+    word; a statement being typed often does not, and then a light scan guesses
+    (a wrong guess only costs a failed lookup).
     """
+    text = statement[:skip_from] + _CURSOR + statement[skip_to:]
+    plan = parse_statement(spark, text)
+    if plan is not None:
+        return [
+            _TableRef(read.name, read.alias)
+            for read in plan.reads
+            if not any(_CURSOR in part for part in read.name)
+        ]
+    return _scanned_table_refs(statement, skip_from, skip_to)
+
+
+def _scanned_table_refs(statement: str, skip_from: int, skip_to: int) -> list[_TableRef]:
+    """Tables named after FROM/JOIN/UPDATE/INTO/TABLE, with their aliases (not a
+    function's ``FROM``, as in ``EXTRACT(YEAR FROM ts)``: inside parentheses only
+    a subquery's FROM counts)."""
     tokens = [t for t in tokenize(statement) if not t.is_comment]
     refs: list[_TableRef] = []
+    selects: list[bool] = [False]  # per parenthesis level: a SELECT seen there
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         i += 1
+        if tok.kind is TokenKind.LPAREN:
+            selects.append(False)
+        elif tok.kind is TokenKind.RPAREN and len(selects) > 1:
+            selects.pop()
+        elif tok.kind is TokenKind.WORD and tok.upper == "SELECT":
+            selects[-1] = True
         if tok.kind is not TokenKind.WORD or tok.upper not in _REF_WORDS:
+            continue
+        if len(selects) > 1 and not selects[-1]:
             continue
         while True:
             parts, start, i = _read_chain(tokens, i)
@@ -408,7 +440,7 @@ class _Completer:
 
     def _table_refs(self) -> list[_TableRef]:
         if self._refs is None:
-            self._refs = _table_refs(self.statement, self.word.start, self.position)
+            self._refs = _table_refs(self.spark, self.statement, self.word.start, self.position)
         return self._refs
 
     def _columns_of(self, ref: _TableRef) -> list[str]:

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
@@ -110,6 +110,9 @@ _TYPE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         "TIMESTAMP",
     ),
 )
+
+
+_N = TypeVar("_N", int, float)
 
 
 def invalid(message: str) -> ExecutionError:
@@ -247,6 +250,18 @@ def _datagen_rows(definition: TableDefinition) -> int | None:
     return None if rows is None else max(rows, 0)
 
 
+def _number(opts: Mapping[str, str], key: str, default: str, parse: Callable[[str], _N]) -> _N:
+    """Option ``key`` as a number; an error naming the option when it is not one."""
+    raw = opts.get(key, default)
+    try:
+        return parse(raw)
+    except ValueError:
+        kind = "an integer" if parse is int else "a number"
+        raise invalid(
+            f"Invalid value {raw!r} for datagen option '{key}': expected {kind}"
+        ) from None
+
+
 def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -> str:
     opts = definition.options
     prefix = f"fields.{column.name}."
@@ -258,16 +273,18 @@ def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -
     if kind == "sequence":
         if base not in _INTEGRAL and base not in _FRACTIONAL and base not in ("STRING", "DECIMAL"):
             raise invalid(f"A sequence field must be numeric or STRING: {column.name}")
-        start = int(opts.get(prefix + "start", "0"))
+        start = _number(opts, prefix + "start", "0", int)
         expr = f"({start} + {id_column})"
     elif base in _INTEGRAL or base == "DECIMAL":
-        lo, hi = int(opts.get(prefix + "min", "0")), int(opts.get(prefix + "max", "1000000"))
+        lo = _number(opts, prefix + "min", "0", int)
+        hi = _number(opts, prefix + "max", "1000000", int)
         expr = f"({lo} + floor(rand() * {hi - lo + 1}))"
     elif base in _FRACTIONAL:
-        lo_f, hi_f = float(opts.get(prefix + "min", "0")), float(opts.get(prefix + "max", "1"))
+        lo_f = _number(opts, prefix + "min", "0", float)
+        hi_f = _number(opts, prefix + "max", "1", float)
         expr = f"({lo_f!r} + rand() * {hi_f - lo_f!r})"
     elif base == "STRING":
-        expr = f"randstr({int(opts.get(prefix + 'length', '100'))})"
+        expr = f"randstr({_number(opts, prefix + 'length', '100', int)})"
     elif base == "BOOLEAN":
         expr = "(rand() < 0.5)"
     elif base in ("TIMESTAMP", "TIMESTAMP_NTZ", "DATE"):
@@ -277,7 +294,7 @@ def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -
             f"datagen cannot generate type {column.type} (column {column.name}); supported: "
             "integral, FLOAT, DOUBLE, DECIMAL, STRING/VARCHAR, BOOLEAN, TIMESTAMP, DATE"
         )
-    null_rate = float(opts.get(prefix + "null-rate", "0"))
+    null_rate = _number(opts, prefix + "null-rate", "0", float)
     if null_rate > 0:
         expr = f"IF(rand() < {null_rate!r}, NULL, {expr})"
     return _cast(expr, column)

@@ -191,7 +191,8 @@ def _column(src: _Tokens, item: list[Token]) -> Column | Watermark | tuple[str, 
         names = [
             unquote(t) for t in item if t.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
         ]
-        start = names.index("KEY") + 1 if "KEY" in [n.upper() for n in names] else 0
+        upper = [n.upper() for n in names]
+        start = upper.index("KEY") + 1 if "KEY" in upper else 0
         keys = [n for n in names[start:] if n.upper() not in ("NOT", "ENFORCED")]
         return tuple(keys)
     name = unquote(item[0])

@@ -1,8 +1,9 @@
 """``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (k = v, ...)] [(c, ...)] <query>``.
 
 The gateway writes INSERTs into connector tables and streaming INSERTs itself,
-so it takes apart what Spark would otherwise: the target, the static partition
-values and the column list. As in Flink and Spark, the query's columns go by
+so it takes apart what Spark would otherwise, with Spark's parser: the target,
+the static partition values (Spark's string form, as a SQL string literal) and
+the column list. As in Flink and Spark, the query's columns go by
 position to the listed columns (without a list, to every column that has no
 static value); static partition columns get their value, other columns NULL.
 """
@@ -15,21 +16,12 @@ from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
-from sparkgate.sql.lexer import (
-    Token,
-    TokenKind,
-    dotted_name,
-    group_items,
-    statement_tokens,
-    unquote,
-)
+from sparkgate.service.spark.plans import parse_statement
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["InsertStatement", "align", "parse_insert"]
-
-_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 
 
 @dataclass(frozen=True)
@@ -42,51 +34,15 @@ class InsertStatement:
     columns: tuple[str, ...] | None = None
 
 
-def _is_query_start(tokens: list[Token], i: int) -> bool:
-    while i < len(tokens) and tokens[i].kind is TokenKind.LPAREN:
-        i += 1
-    return i < len(tokens) and tokens[i].upper in _QUERY_STARTS
-
-
-def parse_insert(text: str) -> InsertStatement | None:
-    """The parts of an INSERT; None for Spark's other forms (BY NAME, REPLACE WHERE,
-    IF NOT EXISTS, INSERT OVERWRITE DIRECTORY), which Spark runs as written."""
-    tokens = statement_tokens(text)
-    if (
-        len(tokens) < 4
-        or tokens[0].upper != "INSERT"
-        or tokens[1].upper not in ("INTO", "OVERWRITE")
-    ):
+def parse_insert(text: str, spark: SparkSession) -> InsertStatement | None:
+    """The parts of an INSERT, by Spark's parser; None for Spark's other forms (BY NAME,
+    REPLACE WHERE, IF NOT EXISTS, INSERT OVERWRITE DIRECTORY), which Spark runs as written."""
+    plan = parse_statement(spark, text)
+    insert = plan.insert if plan is not None else None
+    if insert is None or insert.by_name or insert.replace_where or insert.if_not_exists:
         return None
-    overwrite = tokens[1].upper == "OVERWRITE"
-    i = 3 if tokens[2].upper == "TABLE" else 2
-    target, i = dotted_name(tokens, i)
-    if not target or target[0].upper() == "DIRECTORY" or i >= len(tokens):
-        return None
-    partition: dict[str, str | None] = {}
-    if tokens[i].upper == "PARTITION":
-        if i + 1 >= len(tokens) or tokens[i + 1].kind is not TokenKind.LPAREN:
-            return None
-        items, i = group_items(tokens, i + 1)
-        for item in items:
-            key = unquote(item[0])
-            if len(item) == 1:
-                partition[key] = None
-            elif len(item) > 2 and item[1].kind is TokenKind.EQUALS:
-                partition[key] = text[item[2].start : item[-1].end]
-            else:
-                return None
-    columns: tuple[str, ...] | None = None
-    if i < len(tokens) and tokens[i].kind is TokenKind.LPAREN and not _is_query_start(tokens, i):
-        items, i = group_items(tokens, i)
-        if any(len(item) != 1 for item in items):
-            return None
-        columns = tuple(unquote(item[0]) for item in items)
-    if i >= len(tokens) or not _is_query_start(tokens, i):
-        return None
-    return InsertStatement(
-        target, overwrite, text[tokens[i].start : tokens[-1].end], partition, columns
-    )
+    query = text[insert.query_start :].rstrip().rstrip(";").rstrip()
+    return InsertStatement(insert.target, insert.overwrite, query, insert.partition, insert.columns)
 
 
 def align(

@@ -1,9 +1,8 @@
 """Find the connector tables a statement reads, and swap in the gateway's frames.
 
-Spark's parser cannot be asked which tables a statement names without
-analysing it, so a small scanner over the gateway's tokens takes the names
-after FROM, JOIN, TABLE and the commas of a FROM list (``STREAM(t)``
-included). Names that are connector tables are replaced in the text by
+Spark's parser says which tables a statement reads (see
+:mod:`sparkgate.service.spark.plans`), ``STREAM(t)`` included, and where in the
+text each is named. Names that are connector tables are replaced there by
 temporary views over the frames the gateway built (batch or streaming, with
 computed columns and watermark), which are dropped again once Spark has
 analysed the statement: the analysed plan holds the frames themselves.
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.service.catalog import quote_name
+from sparkgate.service.spark.plans import parse_statement, read_spans
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
@@ -32,7 +32,6 @@ from sparkgate.service.streaming.connectors import (
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
-from sparkgate.sql.lexer import Token, TokenKind, dotted_name, tokenize, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,10 +48,6 @@ __all__ = [
     "table_references",
 ]
 
-_CLAUSE_WORDS = frozenset(
-    {"SELECT", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "ON", "UNION", "WINDOW", "USING"}
-)
-_NOT_NAMES = frozenset({"SELECT", "LATERAL", "VALUES", "TABLE", "UNNEST", "WITH"})
 _SESSION_CATALOG = "spark_catalog"
 _STREAMABLE_PROVIDERS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta"})
 
@@ -65,99 +60,19 @@ _temporary: weakref.WeakKeyDictionary[SparkSession, dict[str, _Temporary]] = (
 
 @dataclass(frozen=True)
 class Reference:
-    """A table name in the text: ``[start, end)`` covers ``STREAM(...)`` when given."""
+    """A table the statement reads; ``stream`` when read as ``STREAM(t)``."""
 
     name: tuple[str, ...]
-    start: int
-    end: int
     stream: bool = False
 
 
-def _name_at(tokens: list[Token], j: int) -> tuple[tuple[str, ...], int] | None:
-    if j < len(tokens) and tokens[j].kind is TokenKind.WORD and tokens[j].upper in _NOT_NAMES:
-        return None
-    parts, j = dotted_name(tokens, j)
-    if not parts:
-        return None
-    if j < len(tokens) and tokens[j].kind is TokenKind.LPAREN:
-        return None  # a table-valued function such as range(10)
-    return parts, j
-
-
-def _cte_names(tokens: list[Token]) -> set[str]:
-    """Names a WITH clause defines: ``WITH [RECURSIVE] n [(cols)] AS (``, ``, n AS (``."""
-    names: set[str] = set()
-    in_with = False
-    for i, tok in enumerate(tokens):
-        if tok.kind is TokenKind.WORD and tok.upper == "WITH":
-            in_with = True
-        if not in_with or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-            continue
-        before = tokens[i - 1] if i else None
-        if before is None or not (
-            before.kind is TokenKind.COMMA or before.upper in ("WITH", "RECURSIVE")
-        ):
-            continue
-        j = i + 1
-        if j < len(tokens) and tokens[j].kind is TokenKind.LPAREN:  # a column list
-            while j < len(tokens) and tokens[j].kind is not TokenKind.RPAREN:
-                j += 1
-            j += 1
-        if (
-            j + 1 < len(tokens)
-            and tokens[j].upper == "AS"
-            and tokens[j + 1].kind is TokenKind.LPAREN
-        ):
-            names.add(unquote(tok).lower())
-    return names
-
-
-def table_references(text: str) -> list[Reference]:
-    """The table names ``text`` reads, in order; a WITH clause's own names are not tables."""
-    tokens = [t for t in tokenize(text) if not t.is_comment]
-    ctes = _cte_names(tokens)
-    refs: list[Reference] = []
-    clause: dict[int, str | None] = {0: None}
-    depth = 0
-
-    def take(j: int) -> None:
-        if j >= len(tokens):
-            return
-        tok = tokens[j]
-        if (
-            tok.kind is TokenKind.WORD
-            and tok.upper == "STREAM"
-            and j + 1 < len(tokens)
-            and tokens[j + 1].kind is TokenKind.LPAREN
-        ):
-            found = _name_at(tokens, j + 2)
-            if found is not None and found[1] < len(tokens):
-                close = tokens[found[1]]
-                if close.kind is TokenKind.RPAREN:
-                    refs.append(Reference(found[0], tok.start, close.end, stream=True))
-            return
-        found = _name_at(tokens, j)
-        if found is not None and not (len(found[0]) == 1 and found[0][0].lower() in ctes):
-            refs.append(Reference(found[0], tok.start, tokens[found[1] - 1].end))
-
-    for i, tok in enumerate(tokens):
-        if tok.kind is TokenKind.LPAREN:
-            depth += 1
-            clause[depth] = None
-        elif tok.kind is TokenKind.RPAREN:
-            depth = max(depth - 1, 0)
-        elif tok.kind is TokenKind.WORD:
-            word = tok.upper
-            if word in ("FROM", "JOIN"):
-                clause[depth] = "FROM"
-                take(i + 1)
-            elif word == "TABLE" and not (i > 0 and tokens[i - 1].upper in ("INTO", "OVERWRITE")):
-                take(i + 1)
-            elif word in _CLAUSE_WORDS:
-                clause[depth] = word
-        elif tok.kind is TokenKind.COMMA and clause.get(depth) == "FROM":
-            take(i + 1)
-    return refs
+def table_references(text: str, spark: SparkSession) -> list[Reference]:
+    """The tables ``text`` reads, by Spark's parser (a WITH clause's names are not
+    tables, nor are a function's arguments); none when Spark cannot parse it."""
+    plan = parse_statement(spark, text)
+    if plan is None:
+        return []
+    return [Reference(read.name, read.stream) for read in plan.reads]
 
 
 def invalidate() -> None:
@@ -279,6 +194,12 @@ class Resolution:
         return max(counts) if counts and self.bounded else None
 
 
+def _replaced(spark: SparkSession, ref: Reference, streaming: bool) -> bool:
+    """Whether the gateway supplies the frame of ``ref`` (see :func:`resolved`)."""
+    entry = _entry(spark, ref.name)
+    return entry.definition is not None or (streaming and entry.streamable and not ref.stream)
+
+
 @contextlib.contextmanager
 def resolved(
     spark: SparkSession, text: str, *, streaming: bool, trigger_s: float
@@ -289,7 +210,11 @@ def resolved(
     last = 0
     resolution = Resolution(text)
     try:
-        for ref in table_references(text):
+        if not any(_replaced(spark, ref, streaming) for ref in table_references(text, spark)):
+            yield resolution
+            return
+        for span in read_spans(spark, text):
+            ref = Reference(span.read.name, span.read.stream)
             entry = _entry(spark, ref.name)
             definition = entry.definition
             if definition is not None and (streaming or ref.stream):
@@ -308,9 +233,9 @@ def resolved(
                 resolution.sources.append(source)
             if definition is not None:
                 resolution.definitions.append(definition)
-            pieces.append(text[last : ref.start])
+            pieces.append(text[last : span.start])
             pieces.append(view)
-            last = ref.end
+            last = span.end
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)

@@ -1,0 +1,428 @@
+"""The structure of Spark SQL, from Spark's own parser.
+
+The gateway needs to know which tables a statement reads (to swap in
+connector tables' frames), the parts of an INSERT (to write connector and
+streaming sinks itself) and the target and query of CREATE/REPLACE TABLE AS
+SELECT. Rather than scanning tokens, it asks the session's parser
+(``sessionState().sqlParser().parsePlan``) over py4j and walks the unresolved
+plan: ``UnresolvedRelation`` nodes (their ``multipartIdentifier``, whether
+read as ``STREAM(t)``, and the text span the parser recorded in ``origin``),
+the names ``UnresolvedWith`` defines (not tables within their scope),
+``InsertIntoStatement`` and ``CreateTableAsSelect``/``ReplaceTableAsSelect``.
+
+This module is the one place that talks to the JVM parser. Scala values
+over py4j: a ``Seq`` is read with ``size()``/``apply(i)``, an ``Option`` with
+``isDefined()``/``get()``, a tuple with ``_1()``/``_2()``.
+
+A parse costs about 2 ms and the walk about 0.05 ms per py4j call, so the
+results are cached per statement text and the parser settings that can change
+how the text parses (ANSI mode, double-quoted identifiers, reserved keywords).
+Text Spark cannot parse yields None: Spark reports that error when it runs
+the statement.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "InsertPlan",
+    "StatementPlan",
+    "TableAsSelect",
+    "TableRead",
+    "TableSpan",
+    "parse_identifier",
+    "parse_statement",
+    "read_spans",
+]
+
+# Settings that change what a text parses to (see SqlBaseParser's predicates).
+_PARSER_SETTINGS = (
+    ("spark.sql.ansi.enabled", "true"),
+    ("spark.sql.ansi.doubleQuotedIdentifiers", "false"),
+    ("spark.sql.ansi.enforceReservedKeywords", "false"),
+)
+# SubqueryExpression's kinds that a parsed plan holds (their plan is a query).
+_SUBQUERY_EXPRESSIONS = frozenset({"scalarsubquery", "listquery", "exists", "lateralsubquery"})
+_CACHE_SIZE = 512
+_cache: OrderedDict[tuple[str, tuple[str, ...]], StatementPlan | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class TableRead:
+    """A table the statement reads (``STREAM(t)``: as a stream); ``alias`` as in FROM."""
+
+    name: tuple[str, ...]
+    stream: bool = False
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class TableSpan:
+    """A table read and where it is named: ``text[start:end]`` (``STREAM(t)`` whole)."""
+
+    read: TableRead
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class InsertPlan:
+    """``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (...)] [(cols)] <query>``.
+
+    ``partition`` maps a column to its static value (Spark's string form of the
+    literal) or None for a dynamic partition column. ``query_start`` is where the
+    query begins in the text. ``by_name``, ``replace_where`` and
+    ``if_not_exists`` mark the forms Spark writes with semantics of its own.
+    """
+
+    target: tuple[str, ...]
+    overwrite: bool
+    query_start: int
+    partition: Mapping[str, str | None] = field(default_factory=dict)
+    columns: tuple[str, ...] | None = None
+    by_name: bool = False
+    replace_where: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class TableAsSelect:
+    """``CREATE [OR REPLACE] TABLE t ... AS <query>`` / ``REPLACE TABLE t ... AS``."""
+
+    name: tuple[str, ...]
+    replace: bool
+    query_start: int
+
+
+@dataclass(frozen=True)
+class StatementPlan:
+    """What the parser found in one statement: the tables read, in text order."""
+
+    kind: str
+    reads: tuple[TableRead, ...] = ()
+    insert: InsertPlan | None = None
+    table_as_select: TableAsSelect | None = None
+
+
+def _strings(seq: Any) -> tuple[str, ...]:
+    if seq.isEmpty():
+        return ()
+    # One call for the whole Seq; NUL never occurs in a parsed name.
+    return tuple(str(seq.mkString("\u0000")).split("\u0000"))
+
+
+# Origin(line, startPosition, startIndex, stopIndex, ...): read from one toString call.
+_ORIGIN = re.compile(
+    r"Origin\((?:Some\(\d+\)|None),(?:Some\(\d+\)|None),Some\((\d+)\),Some\((\d+)\),"
+)
+
+
+def _span(node: Any) -> tuple[int, int] | None:
+    """The text ``[start, end)`` the parser made ``node`` from."""
+    match = _ORIGIN.match(str(node.origin().toString()))
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2)) + 1
+
+
+def _children(node: Any) -> list[Any]:
+    children = node.children()
+    return [children.apply(i) for i in range(children.size())]
+
+
+class _SpanWalker:
+    """The relations of a parsed plan with their text spans (py4j calls per node)."""
+
+    def __init__(self, jvm: Any, root: Any) -> None:
+        self._subqueries = _subquery_pattern(jvm)
+        # Most statements have no subquery: then no node needs asking.
+        self._any_subquery = bool(root.containsPattern(self._subqueries))
+        self.reads: list[TableSpan] = []
+
+    def plan(self, node: Any, ctes: frozenset[str], alias: str | None = None) -> None:
+        kind = str(node.nodeName())
+        if kind == "UnresolvedRelation":
+            self._relation(node, ctes, alias)
+            return
+        if kind == "UnresolvedWith":
+            self._with(node, ctes)
+            return
+        if kind == "SubqueryAlias":
+            alias = str(node.alias())
+        elif kind != "NamedStreamingRelation":
+            alias = None
+        for child in _children(node):
+            self.plan(child, ctes, alias)
+        if self._any_subquery and node.containsPattern(self._subqueries):
+            expressions = node.expressions()
+            for i in range(expressions.size()):
+                self._expression(expressions.apply(i), ctes)
+
+    def _relation(self, node: Any, ctes: frozenset[str], alias: str | None) -> None:
+        name = _strings(node.multipartIdentifier())
+        if len(name) == 1 and name[0].lower() in ctes:
+            return
+        span = _span(node)
+        if span is not None:
+            read = TableRead(name, bool(node.isStreaming()), alias)
+            self.reads.append(TableSpan(read, span[0], span[1]))
+
+    def _with(self, node: Any, ctes: frozenset[str]) -> None:
+        relations = node.cteRelations()
+        recursive = bool(node.allowRecursion())
+        scope = set(ctes)
+        for i in range(relations.size()):
+            pair = relations.apply(i)
+            name = str(pair._1()).lower()
+            # A CTE sees the ones before it (and itself when RECURSIVE).
+            inner = frozenset(scope | {name}) if recursive else frozenset(scope)
+            self.plan(pair._2().child(), inner)
+            scope.add(name)
+        self.plan(node.child(), frozenset(scope))
+
+    def _expression(self, expr: Any, ctes: frozenset[str]) -> None:
+        if not expr.containsPattern(self._subqueries):
+            return
+        if str(expr.nodeName()).lower() in _SUBQUERY_EXPRESSIONS:
+            self.plan(expr.plan(), ctes)
+        for child in _children(expr):
+            self._expression(child, ctes)
+
+
+_patterns: dict[int, Any] = {}
+_session_classes: dict[int, Any] = {}
+
+
+def _subquery_pattern(jvm: Any) -> Any:
+    """TreePattern.PLAN_EXPRESSION, looked up once per JVM (a lookup is several calls)."""
+    key = id(jvm)
+    if key not in _patterns:
+        _patterns[key] = jvm.org.apache.spark.sql.catalyst.trees.TreePattern.PLAN_EXPRESSION()
+    return _patterns[key]
+
+
+def _settings(spark: SparkSession) -> tuple[str, ...]:
+    conf = spark._jsparkSession.sessionState().conf()
+    return tuple(str(conf.getConfString(key, default)) for key, default in _PARSER_SETTINGS)
+
+
+def _insert(node: Any, text: str) -> InsertPlan | None:
+    table = node.table()
+    span = _span(node)
+    if str(table.nodeName()) != "UnresolvedRelation" or span is None:
+        return None
+    partition: dict[str, str | None] = {}
+    entries = node.partitionSpec().iterator()
+    while entries.hasNext():
+        entry = entries.next()
+        value = entry._2()
+        partition[str(entry._1())] = None if not value.isDefined() else _literal_text(value.get())
+    columns = _strings(node.userSpecifiedCols())
+    return InsertPlan(
+        target=_strings(table.multipartIdentifier()),
+        overwrite=bool(node.overwrite()),
+        query_start=_query_start(text, span[1]),
+        partition=partition,
+        columns=columns or None,
+        by_name=bool(node.byName()),
+        replace_where=bool(node.replaceCriteriaOpt().isDefined()),
+        if_not_exists=bool(node.ifPartitionNotExists()),
+    )
+
+
+def _literal_text(value: Any) -> str:
+    """A static partition value as a SQL expression: Spark keeps the literal's string."""
+    if value is None:
+        return "NULL"
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _query_start(text: str, after: int) -> int:
+    while after < len(text) and text[after].isspace():
+        after += 1
+    return after
+
+
+def _table_as_select(node: Any, text: str, replace: bool) -> TableAsSelect | None:
+    name = node.name()
+    query = _span(node.query())
+    if str(name.nodeName()) != "UnresolvedIdentifier" or query is None:
+        return None
+    return TableAsSelect(_strings(name.nameParts()), replace, query[0])
+
+
+def _tree(nodes: list[dict[str, Any]], i: int = 0) -> tuple[_Node, int]:
+    """The tree of TreeNode.toJSON's pre-order list, from ``nodes[i]``."""
+    node = nodes[i]
+    i += 1
+    children = []
+    for _ in range(int(node.get("num-children", 0))):
+        child, i = _tree(nodes, i)
+        children.append(child)
+    return _Node(node, children), i
+
+
+@dataclass
+class _Node:
+    fields: dict[str, Any]
+    children: list[_Node]
+
+    @property
+    def kind(self) -> str:
+        return str(self.fields.get("class", "")).rsplit(".", 1)[-1]
+
+
+def _nested(value: Any) -> list[_Node]:
+    """Trees held in a field: expressions, a subquery's plan, a CTE's definition."""
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "class" in value[0]:
+        return [_tree(value)[0]]
+    if isinstance(value, list):
+        return [tree for item in value for tree in _nested(item)]
+    if isinstance(value, dict) and "product-class" in value:
+        return [tree for item in value.values() for tree in _nested(item)]
+    return []
+
+
+def _name(value: Any) -> tuple[str, ...]:
+    # A Seq[String] as "[a, b]": a part holding ", " would be split (never looked up right).
+    text = str(value)
+    return tuple(text[1:-1].split(", ")) if text.startswith("[") and text.endswith("]") else ()
+
+
+class _Reader:
+    """The relations of a plan from its JSON (one py4j call), CTE names scoped."""
+
+    def __init__(self) -> None:
+        self.reads: list[TableRead] = []
+
+    def walk(self, node: _Node, ctes: frozenset[str], alias: str | None = None) -> None:
+        kind = node.kind
+        if kind == "UnresolvedRelation":
+            name = _name(node.fields.get("multipartIdentifier"))
+            if name and not (len(name) == 1 and name[0].lower() in ctes):
+                self.reads.append(TableRead(name, bool(node.fields.get("isStreaming")), alias))
+            return
+        if kind == "UnresolvedWith":
+            self._with(node, ctes)
+            return
+        if kind == "SubqueryAlias":
+            identifier = node.fields.get("identifier")
+            alias = str(identifier["name"]) if isinstance(identifier, dict) else None
+        elif kind != "NamedStreamingRelation":
+            alias = None
+        for child in node.children:
+            self.walk(child, ctes, alias)
+        for key, value in node.fields.items():
+            if key not in ("class", "num-children"):
+                for tree in _nested(value):
+                    self.walk(tree, ctes)
+
+    def _with(self, node: _Node, ctes: frozenset[str]) -> None:
+        recursive = bool(node.fields.get("allowRecursion"))
+        scope = set(ctes)
+        for relation in node.fields.get("cteRelations") or []:
+            name = str(relation.get("_1", "")).lower()
+            inner = frozenset(scope | {name}) if recursive else frozenset(scope)
+            for tree in _nested(relation.get("_2")):
+                self.walk(tree, inner)
+            scope.add(name)
+        for child in node.children:
+            self.walk(child, frozenset(scope))
+
+
+def _parse(spark: SparkSession, text: str) -> Any:
+    session = spark._jsparkSession
+    jvm = spark.sparkContext._jvm
+    key = id(jvm)
+    if key not in _session_classes:
+        _session_classes[key] = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
+    sessions = _session_classes[key]
+    # The parser reads its settings from the active session (SQLConf.get): make it this
+    # one for the parse, as Spark's own sql() does, and put the previous one back.
+    previous = sessions.getActiveSession()
+    sessions.setActiveSession(session)
+    try:
+        return session.sessionState().sqlParser().parsePlan(text)
+    except Exception:
+        return None  # not Spark SQL (or not valid): Spark says why when it runs it
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
+
+
+def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
+    plan = _parse(spark, text)
+    if plan is None:
+        return None
+    tree = _tree(json.loads(str(plan.toJSON())))[0]
+    reader = _Reader()
+    kind = tree.kind
+    insert = table_as_select = None
+    if kind == "InsertIntoStatement":
+        insert = _insert(plan, text)
+    elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
+        table_as_select = _table_as_select(plan, text, kind == "ReplaceTableAsSelect")
+    if kind in ("InsertIntoStatement", "CreateTableAsSelect", "ReplaceTableAsSelect"):
+        # The target is written, not read: only the query's (the last child's) tables count.
+        reader.walk(tree.children[-1], frozenset())
+    else:
+        reader.walk(tree, frozenset())
+    return StatementPlan(kind, tuple(reader.reads), insert, table_as_select)
+
+
+def parse_statement(spark: SparkSession, text: str) -> StatementPlan | None:
+    """What Spark's parser makes of ``text``; None when it does not parse.
+
+    About 4 ms (parse and one JSON rendering of the plan), then cached.
+    """
+    key = (text, _settings(spark))
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    found = _analyse(spark, text)
+    with _cache_lock:
+        _cache[key] = found
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return found
+
+
+def read_spans(spark: SparkSession, text: str) -> tuple[TableSpan, ...]:
+    """The tables ``text`` reads with where each is named, in text order.
+
+    Walks the plan node by node over py4j (slower than :func:`parse_statement`):
+    for rewriting a statement that reads tables the gateway supplies.
+    """
+    plan = _parse(spark, text)
+    if plan is None:
+        return ()
+    walker = _SpanWalker(spark.sparkContext._jvm, plan)
+    kind = str(plan.nodeName())
+    if kind in ("InsertIntoStatement", "CreateTableAsSelect", "ReplaceTableAsSelect"):
+        walker.plan(plan.query(), frozenset())
+    else:
+        walker.plan(plan, frozenset())
+    return tuple(sorted(walker.reads, key=lambda span: span.start))
+
+
+def parse_identifier(spark: SparkSession, name: str) -> tuple[str, ...]:
+    """``a.`b c`.d`` as its parts, by Spark's parser; ValueError when malformed."""
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    try:
+        return _strings(parser.parseMultipartIdentifier(name))
+    except Exception as exc:
+        raise ValueError(f"Malformed name: {name!r}") from exc
