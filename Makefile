@@ -21,11 +21,14 @@ DEV_STAMP := $(VENV)/.sparkgate-dev.stamp
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: help run test lint layers typecheck pytest check-java venv dev-venv clean distclean
+.PHONY: help run test test-unit test-fast lint layers typecheck pytest check-java venv dev-venv \
+	clean distclean
 
 help:
 	@echo "make run        install sparkgate into $(VENV), check Java, start the gateway (foreground)"
-	@echo "make test       ruff, mypy, import layers, then the whole pytest suite"
+	@echo "make test       ruff, mypy, import layers, then the whole pytest suite (every tier)"
+	@echo "make test-unit  the unit tier only: no JVM, in seconds (pytest -m unit)"
+	@echo "make test-fast  unit and service tiers: no gateway processes, no third-party clients"
 	@echo "make lint       ruff check src tests"
 	@echo "make layers     import-linter layer contracts"
 	@echo "make typecheck  mypy --strict on src/"
@@ -86,6 +89,15 @@ test: $(DEV_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/pytest --timeout=300 $(PYTEST_ARGS)
+
+# Test tiers are pytest markers (pyproject.toml, set in tests/conftest.py):
+# unit (no JVM), service (shared Spark session), e2e (real gateway process),
+# clients (real third-party clients), defaults (tests/defaults).
+test-unit: $(DEV_STAMP)
+	$(BIN)/pytest -m unit $(PYTEST_ARGS)
+
+test-fast: $(DEV_STAMP)
+	$(BIN)/pytest --timeout=300 -m "not e2e and not clients and not defaults" $(PYTEST_ARGS)
 
 # Benchmark-only client packages (PyHive, thrift, psutil) go into the same venv.
 BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp

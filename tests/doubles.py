@@ -69,6 +69,7 @@ __all__ = [
     "Canned",
     "FakeGatewayService",
     "InProcessClient",
+    "InProcessHiveServer2",
     "arrow_batch",
     "hiveserver2_handler",
     "rest_client",
@@ -682,11 +683,46 @@ def rest_client(
             client.close()
 
 
+def _through_the_wire(message: Any) -> Any:
+    """``message`` written with Thrift's binary protocol and read back: what a client gets."""
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    out = TMemoryBuffer()
+    message.write(TBinaryProtocol(out))
+    copy = type(message)()
+    copy.read(TBinaryProtocol(TMemoryBuffer(out.getvalue())))
+    return copy
+
+
+class InProcessHiveServer2:
+    """One HiveServer2 connection's handler, its calls made in this process.
+
+    Requests and responses go through Thrift's binary encoding in memory, so
+    a test reads exactly what a client would (the handler may answer with
+    pre-encoded parts, such as columnar row sets). ``connection_closed()``
+    ends the connection as a client hanging up does.
+    """
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+
+    def __getattr__(self, name: str) -> Callable[[Any], Any]:
+        method = getattr(self.handler, name)
+        if not name[:1].isupper():
+            return method  # type: ignore[no-any-return]
+
+        def call(request: Any) -> Any:
+            return _through_the_wire(method(_through_the_wire(request)))
+
+        return call
+
+
 def hiveserver2_handler(
     service: GatewayService | None = None, user: str | None = None, **settings: Any
-) -> Any:
-    """A HiveServer2 ``CLIServiceHandler`` (one connection's) over ``service``,
-    its Thrift calls made in-process: ``handler.OpenSession(TOpenSessionReq(...))``."""
+) -> InProcessHiveServer2:
+    """The HiveServer2 endpoint's Thrift handler over ``service`` (a fresh double by
+    default), for one connection of ``user``: ``client.OpenSession(TOpenSessionReq(...))``."""
     from sparkgate.endpoints.hiveserver2.handler import (
         CLIServiceHandler,
         ConnectionContext,
@@ -698,4 +734,4 @@ def hiveserver2_handler(
     values: dict[str, Any] = {"fetch_timeout": 0.0}
     values.update(settings)
     core = HiveServer2Core(service, HiveServer2Settings(**values))
-    return CLIServiceHandler(core, ConnectionContext(user))
+    return InProcessHiveServer2(CLIServiceHandler(core, ConnectionContext(user)))
