@@ -92,17 +92,20 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
     data_dir = Path(config.get(options.DATA_DIR))
     configure_logging(data_dir / "log")
     stop = stop or threading.Event()
+    received: list[int] = []
 
+    # A signal handler runs between two bytecodes of the main thread, possibly
+    # while it holds a lock (an Event's condition, a logging handler's): it only
+    # records the signal, and the main thread acts on it.
     def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("Received %s, shutting down", signal.Signals(signum).name)
-        stop.set()
+        received.append(signum)
 
     _handle_signals(on_signal)
     service = SparkGatewayService(config)
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
     check_ports(config)  # so does a port in use
     with holding_data_dir(config, GATEWAY) as held_since:  # and a data dir in use
-        _serve(service, endpoints, data_dir, held_since, stop, on_signal)
+        _serve(service, endpoints, data_dir, held_since, _Stop(stop, received), on_signal)
 
 
 def _serve(
@@ -110,7 +113,7 @@ def _serve(
     endpoints: Sequence[Endpoint],
     data_dir: Path,
     held_since: float,
-    stop: threading.Event,
+    stop: _Stop,
     on_signal: Callable[[int, FrameType | None], None],
 ) -> None:
     started: list[Endpoint] = []
@@ -120,7 +123,7 @@ def _serve(
     # KeyboardInterrupt wherever the main thread is; Ctrl-C must stop as SIGTERM does.
     _handle_signals(on_signal)
     try:
-        if stop.is_set():  # Ctrl-C while Spark started: serve nothing
+        if stop.requested():  # Ctrl-C while Spark started: serve nothing
             return
         for endpoint in endpoints:
             endpoint.start()
@@ -143,6 +146,28 @@ def _serve(
             except Exception:
                 log.warning("Stopping endpoint %s failed", endpoint.address, exc_info=True)
         service.stop()  # closes sessions: cancels running operations
+
+
+class _Stop:
+    """Set by the caller's event or by a signal the handler recorded."""
+
+    _POLL_S = 0.2
+
+    def __init__(self, event: threading.Event, received: list[int]) -> None:
+        self._event = event
+        self._received = received
+        self._logged = False
+
+    def requested(self) -> bool:
+        if self._received and not self._logged:
+            self._logged = True
+            log.info("Received %s, shutting down", signal.Signals(self._received[0]).name)
+        return bool(self._received) or self._event.is_set()
+
+    def wait(self) -> None:
+        # Polls instead of Event.wait: the handler must never take the event's lock.
+        while not self.requested():
+            time.sleep(self._POLL_S)
 
 
 def _handle_signals(handler: Callable[[int, FrameType | None], None]) -> None:
