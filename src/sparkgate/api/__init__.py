@@ -37,6 +37,7 @@ from sparkgate.api.errors import (
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.jobs import JobInfo, JobStatus, JobStatusHook, NoopJobStatusHook
 from sparkgate.api.results import (
     FetchOrientation,
     GatewayInfo,
@@ -73,7 +74,11 @@ __all__ = [
     "IllegalTransitionError",
     "InvalidTokenError",
     "JavaNotFoundError",
+    "JobInfo",
+    "JobStatus",
+    "JobStatusHook",
     "LogicalType",
+    "NoopJobStatusHook",
     "ObjectIdentifier",
     "OperationError",
     "OperationHandle",

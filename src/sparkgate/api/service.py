@@ -20,6 +20,7 @@ from sparkgate.api.catalog import (
     TableKind,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.jobs import JobInfo
 from sparkgate.api.results import FetchOrientation, GatewayInfo, OperationInfo, ResultSet
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationType
@@ -162,3 +163,23 @@ class GatewayService(Protocol):
     def list_system_functions(self, session: SessionHandle) -> list[FunctionInfo]: ...
 
     def get_function_definition(self, session: SessionHandle, name: str) -> FunctionDefinition: ...
+
+    # -- jobs (the gateway's, not a session's) ----------------------------------
+    def list_jobs(self) -> list[JobInfo]:
+        """Running jobs and ended ones still in the job store, oldest first (SHOW JOBS)."""
+        ...
+
+    def describe_job(self, job_id: str) -> JobInfo:
+        """One job (DESCRIBE JOB); an unknown id raises ``ExecutionError``."""
+        ...
+
+    def stop_job(
+        self, job_id: str, *, with_savepoint: bool = False, drain: bool = False
+    ) -> JobInfo:
+        """Stop a running job (STOP JOB) and return it ended.
+
+        With ``with_savepoint`` (streaming jobs) it ends FINISHED and its
+        ``savepoint`` says where the savepoint is; otherwise it ends CANCELED.
+        ``drain`` lets the micro-batch in flight commit longer before stopping.
+        """
+        ...

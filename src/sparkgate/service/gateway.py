@@ -30,6 +30,7 @@ from sparkgate.api.errors import (
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.jobs import JobInfo, JobStatusHook
 from sparkgate.api.results import (
     FetchOrientation,
     GatewayInfo,
@@ -43,6 +44,8 @@ from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import catalog, completion, options
+from sparkgate.service.job.manager import JobManager
+from sparkgate.service.job.registry import JobRegistry
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -54,7 +57,6 @@ from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.statements.dispatch import run_parsed, statement_executor
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.streaming import statements as streaming
-from sparkgate.service.streaming.jobs import JobRegistry
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -103,11 +105,15 @@ class SparkGatewayService:
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
         )
         self._log_handler: OperationLogHandler | None = None
-        self._jobs = JobRegistry(
+        hook_names: tuple[str, ...] = config.get(options.JOB_STATUS_HOOKS)
+        self._job_manager = JobManager(
             Path(config.get(options.DATA_DIR)),
             max_ended=config.get(options.JOBSTORE_MAX_CAPACITY),
             ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
+            hook_names=hook_names,
         )
+        # What the job statements (INSERT, SHOW/DESCRIBE/STOP JOB) use.
+        self._jobs = JobRegistry(self._job_manager)
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -127,6 +133,7 @@ class SparkGatewayService:
             if logging.getLogger("sparkgate").getEffectiveLevel() > logging.INFO:
                 logging.getLogger("sparkgate.service").setLevel(logging.INFO)
         self._pool.start()
+        self._job_manager.start()
         self._sessions.start()
         self._started = True
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
@@ -137,7 +144,7 @@ class SparkGatewayService:
             return
         self._started = False
         self._sessions.stop()
-        self._jobs.close()
+        self._job_manager.stop()
         self._pool.stop()
         if self._log_handler is not None:
             logging.getLogger("sparkgate").removeHandler(self._log_handler)
@@ -390,3 +397,26 @@ class SparkGatewayService:
 
     def get_function_definition(self, session: SessionHandle, name: str) -> FunctionDefinition:
         return catalog.get_function_definition(self._session(session).spark, name)
+
+    # -- jobs ------------------------------------------------------------------------
+    @property
+    def jobs(self) -> JobManager:
+        """The job manager (for hooks of its own: :meth:`JobManager.add_hook`)."""
+        return self._job_manager
+
+    def add_job_status_hook(self, hook: JobStatusHook) -> None:
+        """Run ``hook`` on every job's status changes from now on (FLIP-218)."""
+        self._job_manager.add_hook(hook)
+
+    def list_jobs(self) -> list[JobInfo]:
+        return [job.info() for job in self._job_manager.jobs()]
+
+    def describe_job(self, job_id: str) -> JobInfo:
+        return self._job_manager.get(job_id).info()
+
+    def stop_job(
+        self, job_id: str, *, with_savepoint: bool = False, drain: bool = False
+    ) -> JobInfo:
+        sc = self.spark.sparkContext
+        job = self._job_manager.stop_job(sc, job_id, savepoint=with_savepoint, drain=drain)
+        return job.info()

@@ -16,6 +16,7 @@ from sparkgate.api.config import (
     choice_option,
     duration_option,
     int_option,
+    list_option,
     path_option,
     string_option,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "DML_SYNC",
     "JOBSTORE_EXPIRATION_TIME",
     "JOBSTORE_MAX_CAPACITY",
+    "JOB_STATUS_HOOKS",
     "OPERATION_LOG_ENABLED",
     "PIPELINE_NAME",
     "RESULT_BATCH_ROWS",
@@ -88,7 +90,8 @@ DATA_DIR = path_option(
     "~/.sparkgate",
     "Directory for the gateway's own files: the embedded metastore and warehouse, pid "
     "files (`run/gateway-<pid>.json`, one per running gateway; `gateway stop` and "
-    "`stop-all` act on the gateways of this directory), logs, and the checkpoints and "
+    "`stop-all` act on the gateways of this directory), logs, the job store (`jobs/`: "
+    "SHOW JOBS history and job definitions, kept across restarts) and the checkpoints and "
     "savepoints of streaming jobs.",
 )
 
@@ -162,7 +165,8 @@ PIPELINE_NAME = string_option(
 JOBSTORE_EXPIRATION_TIME = duration_option(
     "jobstore.expiration-time",
     timedelta(hours=1),
-    "How long SHOW JOBS keeps listing a job after it ended.",
+    "How long SHOW JOBS keeps listing a job after it ended (also after a gateway "
+    "restart: jobs are stored under `<data-dir>/jobs/`).",
     min_value=timedelta(0),
 )
 
@@ -171,6 +175,15 @@ JOBSTORE_MAX_CAPACITY = int_option(
     1000,
     "How many ended jobs SHOW JOBS keeps at most; the oldest make room first.",
     min_value=0,
+)
+
+JOB_STATUS_HOOKS = list_option(
+    "sql-gateway.job.status-hooks",
+    (),
+    "Job status hooks to run, by name, comma-separated: plug-ins registered under the "
+    "entry-point group `sparkgate.job_status_hooks`. The gateway calls each when a job is "
+    "created and when it finishes, fails or is canceled (FLIP-218), whichever session "
+    "submitted the job. An unknown name stops the gateway at start-up.",
 )
 
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
@@ -192,4 +205,5 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     PIPELINE_NAME,
     JOBSTORE_EXPIRATION_TIME,
     JOBSTORE_MAX_CAPACITY,
+    JOB_STATUS_HOOKS,
 )

@@ -1,0 +1,472 @@
+"""The job manager: every job of the gateway, its status machine, store and hooks.
+
+Jobs belong to the gateway, not to a session: SHOW JOBS, DESCRIBE JOB and
+STOP JOB work from any session, and a job outlives the session that
+submitted it. A job moves only through :meth:`JobManager._transition`,
+along ``api.jobs.JOB_TRANSITIONS``: it validates the move under the lock,
+stores the job, runs the job status hooks (FLIP-218) and wakes waiters.
+
+Ended jobs stay listed for ``jobstore.expiration-time`` and at most
+``jobstore.max-capacity`` of them (Flink's job store), in memory and in the
+store under ``<data-dir>/jobs/``; after a restart they are listed again, and
+jobs that were running when the process ended are listed FAILED.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.api.jobs import JobInfo, JobStatus, JobStatusHook, check_job_transition
+from sparkgate.service.job.hooks import load_hooks, run_hooks
+from sparkgate.service.job.job import (
+    Job,
+    StreamStarter,
+    batch_id,
+    copy_dir,
+    default_name,
+    query_exhausted,
+)
+from sparkgate.service.job.store import JobStore, StoredJob
+from sparkgate.service.spark.jobs import to_execution_error
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+
+__all__ = ["JobManager"]
+
+log = logging.getLogger(__name__)
+
+_MONITOR_INTERVAL_S = 0.25
+_GRACE_S = 5.0
+_COMMIT_POLL_S = 0.01
+_S = JobStatus
+_LIVE = frozenset({_S.CREATED, _S.RUNNING})
+
+
+class JobManager:
+    """Submits, watches, stops and remembers the gateway's jobs.
+
+    ``hook_names`` name hooks of the entry-point group
+    ``sparkgate.job_status_hooks`` (an unknown name raises
+    ``ConfigurationError`` here). Works before :meth:`start` too (then
+    without the stored history or the configured hooks); :meth:`start`
+    enables both, :meth:`stop` stops the monitor and the running streaming
+    jobs, and disables the configured hooks.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        max_ended: int = 1000,
+        ended_ttl_s: float = 3600.0,
+        hook_names: Sequence[str] = (),
+    ) -> None:
+        self.data_dir = data_dir.expanduser()
+        self.store = JobStore(self.data_dir / "jobs")
+        self._max_ended = max_ended
+        self._ended_ttl_s = ended_ttl_s
+        # Resolved now, so an unknown hook name fails before anything starts.
+        self._hooks_configured = load_hooks(hook_names)
+        self._configured: list[JobStatusHook] = []
+        self._registered: list[JobStatusHook] = []
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._monitor: threading.Thread | None = None
+        self._started = False
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> None:
+        """Enable the configured hooks, then load the stored jobs."""
+        if self._started:
+            return
+        self._configured = list(self._hooks_configured)
+        stored = self.store.load()
+        with self._lock:
+            for record in stored:
+                self._jobs.setdefault(
+                    record.info.job_id, Job.from_info(record.info, record.bounded_rows)
+                )
+            evicted = self._evict()
+        self._forget(evicted)
+        if stored:
+            log.info("Loaded %d jobs from %s", len(stored), self.store.directory)
+        self._started = True
+
+    def stop(self) -> None:
+        """Stop watching, cancel the running streaming jobs, drop the configured hooks."""
+        self._stop.set()
+        monitor = self._monitor
+        if monitor is not None and monitor is not threading.current_thread():
+            monitor.join(_MONITOR_INTERVAL_S * 8)
+        for job in self.jobs():
+            if job.streaming and job.status in _LIVE:
+                self._stop_queries(job)
+                self._transition(job, _S.CANCELED, expect=_LIVE)
+        self._configured = []
+        self._started = False
+
+    # -- hooks ---------------------------------------------------------------------
+    def add_hook(self, hook: JobStatusHook) -> None:
+        """Run ``hook`` for every job created from now on (and those running now)."""
+        with self._lock:
+            self._registered.append(hook)
+
+    def remove_hook(self, hook: JobStatusHook) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._registered.remove(hook)
+
+    def _hooks_of(self, job: Job) -> list[JobStatusHook]:
+        with self._lock:
+            return [*self._configured, *self._registered, *job.hooks]
+
+    # -- the status machine --------------------------------------------------------
+    def _transition(
+        self,
+        job: Job,
+        target: JobStatus,
+        *,
+        expect: Iterable[JobStatus] | None = None,
+        cause: str | None = None,
+    ) -> bool:
+        """Move ``job`` to ``target``; False (no move) when it is not in ``expect``.
+
+        Validated against the transition table under the lock; then the job is
+        stored, its hooks run (outside the lock) and waiters wake.
+        """
+        with self._lock:
+            source = job.status
+            if expect is not None and source not in frozenset(expect):
+                return False
+            check_job_transition(source, target)
+            job.status = target
+            if cause is not None:
+                job.cause = cause
+            if target.is_terminal:
+                job.end_time = time.time()
+            self._changed.notify_all()
+        log.info("Job %s (%s): %s -> %s", job.id, job.name, source.value, target.value)
+        self._save(job)
+        if target is not _S.RUNNING and target is not _S.CANCELLING:
+            run_hooks(self._hooks_of(job), job.info())
+        if target.is_terminal:
+            job.done.set()
+        return True
+
+    def _save(self, job: Job) -> None:
+        self.store.save(StoredJob(job.info(), job.bounded_rows))
+
+    def wait(self, job_id: str, timeout: float | None = None) -> JobInfo:
+        """Wait until the job has ended (and its hooks ran), or ``timeout``."""
+        job = self.get(job_id)
+        job.done.wait(timeout)
+        return job.info()
+
+    # -- submitting ------------------------------------------------------------------
+    def _new(
+        self,
+        name: str | None,
+        statement: str,
+        streaming: bool,
+        options: Mapping[str, str] | None,
+        hooks: Sequence[JobStatusHook],
+    ) -> Job:
+        job = Job(uuid.uuid4().hex, name or default_name(statement), statement, streaming)
+        job.options = dict(options or {})
+        job.hooks = tuple(hooks)
+        with self._lock:
+            evicted = self._evict()
+            self._jobs[job.id] = job
+        self._forget(evicted)
+        if streaming:
+            job.checkpoint = str(self.data_dir / "checkpoints" / job.id)
+        log.info("Job %s (%s) CREATED", job.id, job.name)
+        self._save(job)
+        run_hooks(self._hooks_of(job), job.info())
+        return job
+
+    def _evict(self) -> list[str]:
+        """Forget ended jobs past their time or beyond capacity (lock held)."""
+        ended = sorted(
+            (j for j in self._jobs.values() if j.end_time is not None),
+            key=lambda j: j.end_time or 0.0,
+        )
+        horizon = time.time() - self._ended_ttl_s
+        excess = len(ended) - self._max_ended
+        gone = []
+        for index, job in enumerate(ended):
+            if index < excess or (job.end_time or 0.0) < horizon:
+                del self._jobs[job.id]
+                gone.append(job.id)
+        return gone
+
+    def _forget(self, job_ids: Iterable[str]) -> None:
+        for job_id in job_ids:
+            self.store.delete(job_id)
+
+    def _run_tagged(self, sc: SparkContext, job: Job, action: Callable[[], None]) -> None:
+        sc.addJobTag(job.tag)
+        try:
+            action()
+        finally:
+            sc.removeJobTag(job.tag)
+        self._transition(job, _S.FINISHED, expect={_S.RUNNING})
+
+    def run_batch(
+        self,
+        sc: SparkContext,
+        statement: str,
+        name: str | None,
+        action: Callable[[], None],
+        *,
+        cancelled: Callable[[], bool],
+        options: Mapping[str, str] | None = None,
+        hooks: Sequence[JobStatusHook] = (),
+    ) -> Job:
+        """Run ``action`` on the calling thread as a listed job (synchronous DML).
+
+        Its errors propagate to the caller; ``cancelled`` tells a cancelled
+        statement from a failed one. The job's hooks have run when it returns.
+        """
+        job = self._new(name, statement, False, options, hooks)
+        self._transition(job, _S.RUNNING)
+        try:
+            self._run_tagged(sc, job, action)
+        except BaseException as exc:
+            if cancelled():
+                self._transition(job, _S.CANCELED, expect=_LIVE)
+            else:
+                self._fail(job, exc)
+            raise
+        return job
+
+    def submit_batch(
+        self,
+        sc: SparkContext,
+        statement: str,
+        name: str | None,
+        action: Callable[[], None],
+        *,
+        options: Mapping[str, str] | None = None,
+        hooks: Sequence[JobStatusHook] = (),
+    ) -> Job:
+        """Run ``action`` on its own thread, tagged with the job's tag."""
+        job = self._new(name, statement, False, options, hooks)
+        self._transition(job, _S.RUNNING)
+
+        def run() -> None:
+            sc.setJobDescription(f"{job.name} ({job.id})")
+            try:
+                self._run_tagged(sc, job, action)
+            except BaseException as exc:
+                self._fail(job, exc)
+
+        threading.Thread(target=run, name=f"sparkgate-job-{job.id[:8]}", daemon=True).start()
+        log.info("Submitted batch job %s (%s)", job.id, job.name)
+        return job
+
+    def submit_stream(
+        self,
+        sc: SparkContext,
+        statement: str,
+        name: str | None,
+        starters: Sequence[StreamStarter],
+        *,
+        savepoint: str | None = None,
+        bounded_rows: int | None = None,
+        options: Mapping[str, str] | None = None,
+        hooks: Sequence[JobStatusHook] = (),
+    ) -> Job:
+        """Start one StreamingQuery per starter, as one job.
+
+        The queries are started without the calling operation's job tags, so
+        closing or cancelling the submitting operation or session leaves them
+        running; they carry the job's tag instead. A job that cannot start
+        fails (its hooks hear so) and is not listed.
+        """
+        job = self._new(name, statement, True, options, hooks)
+        job.bounded_rows = bounded_rows
+        assert job.checkpoint is not None
+        try:
+            if savepoint:
+                copy_dir(sc, savepoint, job.checkpoint)
+                job.restored_from = savepoint
+            saved_tags = sorted(sc.getJobTags())
+            for tag in saved_tags:
+                sc.removeJobTag(tag)
+            sc.addJobTag(job.tag)
+            try:
+                for index, start in enumerate(starters):
+                    job.queries.append(start(f"{job.checkpoint}/{index}"))
+            finally:
+                sc.removeJobTag(job.tag)
+                for tag in saved_tags:
+                    sc.addJobTag(tag)
+        except BaseException as exc:
+            self._stop_queries(job)
+            error = to_execution_error(exc)
+            self._transition(job, _S.FAILED, expect=_LIVE, cause=_cause(error))
+            with self._lock:
+                self._jobs.pop(job.id, None)
+            self.store.delete(job.id)
+            raise error from exc
+        self._transition(job, _S.RUNNING)
+        self._ensure_monitor()
+        log.info(
+            "Started streaming job %s (%s), checkpoints in %s", job.id, job.name, job.checkpoint
+        )
+        return job
+
+    # -- looking up ------------------------------------------------------------------
+    def get(self, job_id: str) -> Job:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise ExecutionError(
+                f"Could not find job '{job_id}'",
+                causes=(f"JobNotFoundException: could not find job '{job_id}'",),
+            )
+        return job
+
+    def jobs(self) -> list[Job]:
+        with self._lock:
+            return sorted(self._jobs.values(), key=lambda j: j.start_time)
+
+    # -- stopping --------------------------------------------------------------------
+    def stop_job(
+        self, sc: SparkContext, job_id: str, *, savepoint: bool = False, drain: bool = False
+    ) -> Job:
+        """Stop a running job; with ``savepoint``, the job's ``savepoint`` says where.
+
+        As in Flink, a job stopped with a savepoint ends FINISHED (Flink's
+        stop-with-savepoint); a plain stop is a cancel and ends CANCELED, as
+        does a stop whose savepoint could not be written.
+        """
+        job = self.get(job_id)
+        if savepoint and not job.streaming:
+            raise ExecutionError(
+                "Only streaming jobs take savepoints",
+                causes=("IllegalStateException: a batch job has no checkpoints",),
+            )
+        if not self._transition(job, _S.CANCELLING, expect={_S.RUNNING}):
+            status = job.status.value
+            raise ExecutionError(
+                f"Job {job_id} is not running (status {status})",
+                causes=(f"IllegalStateException: job {job_id} is {status}",),
+            )
+        if job.streaming:
+            # Let the micro-batch in flight commit (drain waits longer for it).
+            self._quiesce(job, _GRACE_S * (4 if drain else 1))
+            self._stop_queries(job)
+        else:
+            sc.cancelJobsWithTag(job.tag)
+        if not savepoint:
+            self._transition(job, _S.CANCELED)
+            return job
+        assert job.checkpoint is not None
+        target = self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
+        try:
+            copy_dir(sc, job.checkpoint, str(target))
+        except BaseException:
+            self._transition(job, _S.CANCELED)
+            raise
+        job.savepoint = str(target)
+        log.info("Job %s stopped with savepoint %s", job.id, target)
+        self._transition(job, _S.FINISHED)
+        return job
+
+    def _quiesce(self, job: Job, timeout: float) -> None:
+        """Wait until the micro-batch running now has committed (or ``timeout``).
+
+        Only that one: micro-batches may follow each other without a pause, so
+        waiting for the trigger to go idle could last until the timeout. The
+        stop should follow the commit closely: the next micro-batch then
+        plans, and interrupting a batch's write is noisier in Spark's log.
+        """
+        deadline = time.monotonic() + timeout
+        for query in job.queries:
+            try:
+                if not query.isActive or not query.status.get("isTriggerActive"):
+                    continue
+                running = batch_id(query) + 1
+            except Exception:
+                continue
+            while time.monotonic() < deadline:
+                try:
+                    if not query.isActive or batch_id(query) >= running:
+                        break
+                    if not query.status.get("isTriggerActive"):
+                        break
+                except Exception:
+                    break
+                time.sleep(_COMMIT_POLL_S)
+
+    def _stop_queries(self, job: Job) -> None:
+        for query in job.queries:
+            with contextlib.suppress(Exception):
+                query.stop()
+
+    def _fail(self, job: Job, exc: BaseException) -> None:
+        # A job failing as it is stopped (CANCELLING) ends as the stop says.
+        if job.status not in _LIVE:
+            return
+        cause = _cause(to_execution_error(exc))
+        self._stop_queries(job)
+        if self._transition(job, _S.FAILED, expect=_LIVE, cause=cause):
+            log.error("Job %s failed: %s", job.id, cause)
+
+    # -- watching --------------------------------------------------------------------
+    def _ensure_monitor(self) -> None:
+        with self._lock:
+            if self._monitor is not None and self._monitor.is_alive():
+                return
+            self._stop.clear()
+            self._monitor = threading.Thread(
+                target=self._watch, name="sparkgate-job-monitor", daemon=True
+            )
+            self._monitor.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(_MONITOR_INTERVAL_S):
+            for job in self.jobs():
+                if job.status is _S.RUNNING and job.streaming:
+                    self._check(job)
+
+    def _check(self, job: Job) -> None:
+        try:
+            for query in job.queries:
+                error: Any = query.exception()
+                if error is not None:
+                    if job.status is _S.RUNNING:
+                        self._fail(job, error)
+                    return
+            if job.bounded_rows is not None and all(
+                query_exhausted(q, job.bounded_rows) for q in job.queries
+            ):
+                if job.status is _S.RUNNING:
+                    self._stop_queries(job)
+                    self._transition(job, _S.FINISHED, expect={_S.RUNNING})
+            elif not any(q.isActive for q in job.queries):
+                # availableNow sources ran dry (a stop moved the job off RUNNING first)
+                self._transition(job, _S.FINISHED, expect={_S.RUNNING})
+        except Exception:
+            log.debug("Could not check job %s", job.id, exc_info=True)
+
+    def remove_checkpoints(self, job: Job) -> None:
+        if job.checkpoint and Path(job.checkpoint).exists():
+            shutil.rmtree(job.checkpoint, ignore_errors=True)
+
+
+def _cause(error: ExecutionError) -> str:
+    return error.causes[-1] if error.causes else error.message

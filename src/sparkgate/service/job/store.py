@@ -1,0 +1,121 @@
+"""The job store: one small JSON file per job under ``<data-dir>/jobs/``.
+
+Each record is a job's definition (statement, name, options, checkpoint,
+savepoint) and its last status, rewritten atomically (a temporary file
+renamed over the old one) on every change, so SHOW JOBS history survives a
+gateway restart. Jobs that were not ended when the process died are given
+back as FAILED: the process that ran them is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from sparkgate.api.jobs import JobInfo, JobStatus
+
+__all__ = ["RESTART_CAUSE", "JobStore", "StoredJob"]
+
+log = logging.getLogger(__name__)
+
+RESTART_CAUSE = "gateway restarted: the job was running when the gateway process ended"
+_VERSION = 1
+# Job ids are ours (hex), but never let a name reach outside the directory.
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+class StoredJob:
+    """A job record: its info plus what resuming it would need."""
+
+    __slots__ = ("bounded_rows", "info")
+
+    def __init__(self, info: JobInfo, bounded_rows: int | None = None) -> None:
+        self.info = info
+        self.bounded_rows = bounded_rows
+
+    def to_json(self) -> dict[str, Any]:
+        record = asdict(self.info)
+        record["status"] = self.info.status.value
+        record["options"] = dict(self.info.options)
+        record["bounded_rows"] = self.bounded_rows
+        record["version"] = _VERSION
+        return record
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> StoredJob:
+        info = JobInfo(
+            job_id=str(record["job_id"]),
+            name=str(record["name"]),
+            status=JobStatus(record["status"]),
+            statement=str(record["statement"]),
+            streaming=bool(record["streaming"]),
+            start_time=float(record["start_time"]),
+            end_time=None if record.get("end_time") is None else float(record["end_time"]),
+            cause=record.get("cause"),
+            checkpoint=record.get("checkpoint"),
+            savepoint=record.get("savepoint"),
+            restored_from=record.get("restored_from"),
+            options={str(k): str(v) for k, v in (record.get("options") or {}).items()},
+        )
+        rows = record.get("bounded_rows")
+        return cls(info, None if rows is None else int(rows))
+
+
+class JobStore:
+    """Job records in one directory, one ``<job id>.json`` each."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, job_id: str) -> Path:
+        if not _SAFE_ID.match(job_id):
+            raise ValueError(f"Not a job id: {job_id!r}")
+        return self.directory / f"{job_id}.json"
+
+    def save(self, job: StoredJob) -> None:
+        """Write one record atomically; a failure is logged, never raised to the job."""
+        path = self._path(job.info.job_id)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as out:
+                json.dump(job.to_json(), out, indent=1, sort_keys=True)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except OSError:
+            log.warning("Could not store job %s in %s", job.info.job_id, path, exc_info=True)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    def delete(self, job_id: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._path(job_id).unlink()
+
+    def load(self) -> list[StoredJob]:
+        """Every readable record; jobs found unended come back FAILED (and are saved so)."""
+        if not self.directory.is_dir():
+            return []
+        found = []
+        now = time.time()
+        for path in sorted(self.directory.glob("*.json")):
+            try:
+                job = StoredJob.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("Skipping unreadable job record %s: %s", path, exc)
+                continue
+            if not job.info.status.is_terminal:
+                job.info = replace(
+                    job.info, status=JobStatus.FAILED, end_time=now, cause=RESTART_CAUSE
+                )
+                log.info("Job %s was running when the gateway ended: FAILED", job.info.job_id)
+                self.save(job)
+            found.append(job)
+        return found
