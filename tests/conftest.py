@@ -41,6 +41,8 @@ _TESTS = Path(__file__).resolve().parent
 # Fixtures that are (or build on) the shared Spark session. ``make_executor``
 # asks for the client service by name at run time, so its closure hides it.
 _SPARK_FIXTURES = frozenset({"spark", "make_executor"})
+# Spark-backed fixtures a test may ask for by name at run time, the name a parameter.
+_SPARK_FIXTURES_BY_NAME = frozenset({"hs2", "hs2_plain", "endpoint", "client_service"})
 # Fixtures that start a real gateway process.
 _PROCESS_FIXTURES = frozenset({"gateway_process", "default_gateway"})
 # Directories whose every test starts a real process.
@@ -61,6 +63,17 @@ _MODULE_TIERS: dict[str, tuple[str, ...]] = {
 _MODULE_PROCESS_FIXTURES = {"hiveserver2/test_clients.py": frozenset({"gateway"})}
 
 
+def _fixtures(item: pytest.Item) -> frozenset[str]:
+    """The fixtures ``item`` uses: its closure, and fixtures it names in a parameter."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        names |= {v for v in callspec.params.values() if isinstance(v, str)} & (
+            _SPARK_FIXTURES_BY_NAME
+        )
+    return frozenset(names)
+
+
 def _tiers(relative: str, fixtures: frozenset[str]) -> set[str]:
     tiers = set(_MODULE_TIERS.get(relative, ()))
     directory = relative.split("/", 1)[0]
@@ -70,7 +83,7 @@ def _tiers(relative: str, fixtures: frozenset[str]) -> set[str]:
         _PROCESS_FIXTURES | _MODULE_PROCESS_FIXTURES.get(relative, frozenset())
     ):
         tiers.add("e2e")
-    if fixtures & _SPARK_FIXTURES:
+    if fixtures & (_SPARK_FIXTURES | _SPARK_FIXTURES_BY_NAME):
         tiers.add("service")
     return tiers or {"unit"}
 
@@ -83,7 +96,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             relative = item.path.resolve().relative_to(_TESTS).as_posix()
         except ValueError:
             continue  # not one of ours
-        fixtures = frozenset(getattr(item, "fixturenames", ()))
+        fixtures = _fixtures(item)
         for tier in sorted(_tiers(relative, fixtures)):
             item.add_marker(tier)
 
