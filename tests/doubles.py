@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio.from_thread
 import httpx
@@ -45,6 +45,7 @@ from sparkgate.api.errors import (
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.jobs import JobInfo, JobStatus
 from sparkgate.api.results import (
     FetchOrientation,
     GatewayInfo,
@@ -58,9 +59,6 @@ from sparkgate.api.service import GatewayService, OperationProgress, StaticResul
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType, check_transition
 from sparkgate.api.types import STRING, LogicalType, ResultSchema, TypeRoot
-
-if TYPE_CHECKING:
-    from sparkgate.api.jobs import JobInfo
 
 __all__ = [
     "ENGINE_VERSION",
@@ -603,8 +601,6 @@ class FakeGatewayService:
     def stop_job(
         self, job_id: str, *, with_savepoint: bool = False, drain: bool = False
     ) -> JobInfo:
-        from sparkgate.api.jobs import JobStatus
-
         self._record("stop_job", job_id, with_savepoint=with_savepoint, drain=drain)
         with self._lock:
             job = self.jobs.get(job_id)
