@@ -187,16 +187,28 @@ class RestExecutor:
                 f"Could not reach the gateway at {self._address}: {exc}"
             ) from exc
 
-    @staticmethod
-    def _error(status: int, method: str, url: str, data: Mapping[str, Any]) -> GatewayError:
+    def _error(self, status: int, method: str, url: str, data: Mapping[str, Any]) -> GatewayError:
         errors = [str(e) for e in data.get("errors", [])] or [f"HTTP {status} from {method} {url}"]
         causes = parse_error_chain(errors)
         text = causes[-1] if causes else errors[-1]
-        if status == 404 and "session" in text.lower() and "operation" not in text.lower():
+        missing = self._missing(url) if status == 404 else None
+        if missing == "session":
             return SessionNotFoundError(text)
-        if status == 404 and "operation" in text.lower():
+        if missing == "operation":
             return OperationNotFoundError(text)
         return ExecutionError(causes[0] if causes else text, causes=causes)
+
+    def _missing(self, url: str) -> str | None:
+        """What a 404 of a session's URL is for, by asking rather than reading its text:
+        the session when its heartbeat is a 404 too, else the operation the URL names."""
+        parts = url.split("?", 1)[0].split("/")
+        if "sessions" not in parts or parts.index("sessions") + 1 >= len(parts):
+            return None
+        end = parts.index("sessions") + 2
+        probe = self._send("POST", "/".join([*parts[:end], "heartbeat"]))
+        if probe.status_code == 404:
+            return "session"
+        return "operation" if "operations" in parts[end:] else None
 
     # -- session ------------------------------------------------------------------
     def open(self) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from pyspark.errors import AnalysisException
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import RowKind
@@ -97,6 +98,20 @@ def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
         return OutputMode.COMPLETE, None
 
 
+# Spark's error conditions for an output mode a query cannot run in.
+_OUTPUT_MODE_CONDITIONS = (
+    "STREAMING_OUTPUT_MODE",
+    "UNSUPPORTED_STREAMING_OPERATOR_WITHOUT_WATERMARK",
+)
+
+
+def _refuses_output_mode(exc: AnalysisException) -> bool:
+    condition = exc.getCondition() or ""
+    return condition.split(".")[0] in _OUTPUT_MODE_CONDITIONS or condition.endswith(
+        ".OUTPUT_MODE_NOT_SUPPORTED"
+    )
+
+
 def start_with_fallback(make: Any, modes: list[str]) -> StreamingQuery:
     """Start with the first output mode Spark accepts for the query."""
     error: Exception | None = None
@@ -104,8 +119,8 @@ def start_with_fallback(make: Any, modes: list[str]) -> StreamingQuery:
         try:
             query: StreamingQuery = make(mode).start()
             return query
-        except Exception as exc:  # Spark refuses an output mode at start
-            if "output mode" not in str(exc).lower() and "outputmode" not in str(exc).lower():
+        except AnalysisException as exc:  # Spark refuses an output mode at start
+            if not _refuses_output_mode(exc):
                 raise
             error = exc
     assert error is not None
