@@ -172,3 +172,32 @@ def test_a_with_clause_name_shadows_a_connector_table(
     assert run(stream_service, session, query) == [(42,)]
     inner = f"WITH v AS (SELECT id FROM {table}) SELECT count(*) FROM v"
     assert run(stream_service, session, inner) == [(5,)]
+
+
+def test_ddl_forgets_only_the_cached_names_it_touches(
+    spark: SparkSession, stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    kept, dropped, other = name("gen"), name("gen"), name("plain")
+    run(stream_service, session, datagen(kept, 3))
+    run(stream_service, session, datagen(dropped, 3))
+    reader = spark.newSession()  # another session's reads fill the shared cache
+    database = reader.catalog.currentDatabase().lower()
+    assert resolve.lookup(reader, (kept,)) is not None
+    assert resolve.lookup(reader, (dropped,)) is not None
+    assert resolve.lookup(reader, (other,)) is None
+
+    ddl = spark.newSession()
+    statement = f"CREATE TABLE {other} (a INT) USING parquet"
+    ddl.sql(statement)
+    resolve.invalidate(ddl, statement)
+    assert (database, kept.lower()) in resolve._cache  # not touched: still cached
+    assert (database, other.lower()) not in resolve._cache  # no stale "not a connector table"
+    statement = f"DROP TABLE {dropped}"
+    ddl.sql(statement)
+    resolve.invalidate(ddl, statement)
+    assert resolve.lookup(reader, (dropped,)) is None
+    assert resolve.lookup(reader, (kept,)) is not None
+    statement = f"DROP TABLE {other}"
+    ddl.sql(statement)
+    resolve.invalidate(ddl, "SET spark.sql.shuffle.partitions = 4")  # names nothing: forget all
+    assert resolve._cache == {}

@@ -113,6 +113,10 @@ class StatementPlan:
     reads: tuple[TableRead, ...] = ()
     insert: InsertPlan | None = None
     table_as_select: TableAsSelect | None = None
+    # Every table, view or namespace name the statement mentions (read, written,
+    # created, dropped or renamed): what a DDL statement may have changed.
+    names: tuple[tuple[str, ...], ...] = ()
+    namespaces: tuple[tuple[str, ...], ...] = ()
 
 
 def _strings(seq: Any) -> tuple[str, ...]:
@@ -367,7 +371,8 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
     plan = _parse(spark, text)
     if plan is None:
         return None
-    tree = _tree(json.loads(str(plan.toJSON())))[0]
+    nodes = json.loads(str(plan.toJSON()))
+    tree = _tree(nodes)[0]
     reader = _Reader()
     kind = tree.kind
     insert = table_as_select = None
@@ -380,7 +385,31 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
         reader.walk(tree.children[-1], frozenset())
     else:
         reader.walk(tree, frozenset())
-    return StatementPlan(kind, tuple(reader.reads), insert, table_as_select)
+    names: list[tuple[str, ...]] = []
+    namespaces: list[tuple[str, ...]] = []
+    _mentioned(nodes, names, namespaces)
+    return StatementPlan(
+        kind, tuple(reader.reads), insert, table_as_select, tuple(names), tuple(namespaces)
+    )
+
+
+# Fields of plan nodes that hold a name (UnresolvedIdentifier, UnresolvedTable[OrView],
+# UnresolvedRelation, UnresolvedNamespace, RenameTable's new name, ...).
+_NAME_FIELDS = ("nameParts", "multipartIdentifier", "newName")
+
+
+def _mentioned(value: Any, names: list[tuple[str, ...]], namespaces: list[tuple[str, ...]]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _mentioned(item, names, namespaces)
+    elif isinstance(value, dict):
+        namespace = str(value.get("class", "")).endswith(".UnresolvedNamespace")
+        for key in _NAME_FIELDS:
+            name = _name(value.get(key)) if key in value else ()
+            if name:
+                (namespaces if namespace else names).append(name)
+        for item in value.values():
+            _mentioned(item, names, namespaces)
 
 
 def parse_statement(spark: SparkSession, text: str) -> StatementPlan | None:

@@ -75,10 +75,30 @@ def table_references(text: str, spark: SparkSession) -> list[Reference]:
     return [Reference(read.name, read.stream) for read in plan.reads]
 
 
-def invalidate() -> None:
-    """Forget cached lookups: a DDL statement may have created or dropped tables."""
+def invalidate(spark: SparkSession | None = None, statement: str | None = None) -> None:
+    """Forget the cached lookups ``statement`` (a DDL statement ``spark`` ran) may have
+    made stale: the tables it names and the databases it creates or drops; all of
+    them when the statement or its session is not given or Spark's parser cannot
+    tell which names it touches.
+
+    The cache holds the shared metastore's answers, so it is one for the process,
+    keyed by database and table; call this after the statement ran, so that no
+    session caches an answer from before it.
+    """
+    plan = None
+    if spark is not None and statement:
+        plan = parse_statement(spark, statement)
+    if spark is None or plan is None or not (plan.names or plan.namespaces):
+        with _cache_lock:
+            _cache.clear()
+        return
+    # Names outside the session catalog qualify to None: they are never cached.
+    keys = {key for key in (_qualify(spark, name) for name in plan.names) if key}
+    databases = {ns[-1].lower() for ns in plan.namespaces if len(ns) <= 2}
     with _cache_lock:
-        _cache.clear()
+        for key in list(_cache):
+            if key in keys or key[0] in databases:
+                del _cache[key]
 
 
 @dataclass(frozen=True)
