@@ -81,7 +81,7 @@ class JobManager:
         self._registered: list[JobStatusHook] = []
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
+        self._store_lock = threading.Lock()
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
         self._started = False
@@ -143,7 +143,8 @@ class JobManager:
         """Move ``job`` to ``target``; False (no move) when it is not in ``expect``.
 
         Validated against the transition table under the lock; then the job is
-        stored, its hooks run (outside the lock) and waiters wake.
+        stored, its hooks run (outside the lock) and, once it has ended, the
+        waiters on its ``done`` event wake.
         """
         with self._lock:
             source = job.status
@@ -155,7 +156,6 @@ class JobManager:
                 job.cause = cause
             if target.is_terminal:
                 job.end_time = time.time()
-            self._changed.notify_all()
         log.info("Job %s (%s): %s -> %s", job.id, job.name, source.value, target.value)
         self._save(job)
         if target is not _S.RUNNING and target is not _S.CANCELLING:
@@ -165,7 +165,10 @@ class JobManager:
         return True
 
     def _save(self, job: Job) -> None:
-        self.store.save(StoredJob(job.info(), job.bounded_rows))
+        # The snapshot is taken inside the store lock, so the last write of a
+        # job always holds its latest state, whichever thread moved it.
+        with self._store_lock:
+            self.store.save(StoredJob(job.info(), job.bounded_rows))
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobInfo:
         """Wait until the job has ended (and its hooks ran), or ``timeout``."""
