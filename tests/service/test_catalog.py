@@ -60,16 +60,17 @@ def sess(spark: SparkSession) -> SparkSession:
         ("`we``ird`", ("we`ird",)),
         ("`+`", ("+",)),
         (" db . t ", ("db", "t")),
+        ("+", ("+",)),
     ],
 )
-def test_split_name(name: str, parts: tuple[str, ...]) -> None:
-    assert cat.split_name(name) == parts
+def test_split_name(spark: SparkSession, name: str, parts: tuple[str, ...]) -> None:
+    assert cat.split_name(name, spark) == parts
 
 
 @pytest.mark.parametrize("name", ["", "a..b", "a.", "`open", "`a`b", "a`b`"])
-def test_split_name_rejects_malformed(name: str) -> None:
+def test_split_name_rejects_malformed(spark: SparkSession, name: str) -> None:
     with pytest.raises(CatalogError):
-        cat.split_name(name)
+        cat.split_name(name, spark)
 
 
 @pytest.mark.parametrize(
@@ -80,10 +81,12 @@ def test_split_name_rejects_malformed(name: str) -> None:
         (ObjectIdentifier(None, None, "a`b"), "a`b", "`a``b`"),
     ],
 )
-def test_object_identifier_strings(ident: ObjectIdentifier, summary: str, serialized: str) -> None:
+def test_object_identifier_strings(
+    spark: SparkSession, ident: ObjectIdentifier, summary: str, serialized: str
+) -> None:
     assert ident.as_summary_string() == summary
     assert ident.as_serializable_string() == serialized
-    assert cat.split_name(serialized) == ident.parts
+    assert cat.split_name(serialized, spark) == ident.parts
 
 
 # -- current catalog and database -------------------------------------------

@@ -33,6 +33,7 @@ from sparkgate.api.catalog import (
     quote_identifier,
 )
 from sparkgate.api.errors import CatalogError
+from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.types import to_result_schema
 
 if TYPE_CHECKING:
@@ -68,58 +69,20 @@ _ALL_KINDS: frozenset[TableKind] = frozenset(TableKind)
 # -- names ------------------------------------------------------------------
 
 
-def split_name(name: str) -> tuple[str, ...]:
-    """Split a dotted, optionally backtick-quoted name into its parts.
+def split_name(name: str, spark: SparkSession) -> tuple[str, ...]:
+    """Split a dotted, optionally backtick-quoted name into its parts, by Spark's parser.
 
     ``a.`b.c`.d`` is ``("a", "b.c", "d")``; a doubled backtick inside quotes is
-    one backtick. Malformed names raise :class:`CatalogError`.
+    one backtick. An operator's name (``+``, ``||``: no dot, no backtick) is one
+    part. Malformed names raise :class:`CatalogError`.
     """
-    parts: list[str] = []
-    current: list[str] = []
-    quoted_part = False
-    i, n = 0, len(name)
-    while i < n:
-        ch = name[i]
-        if ch == "`":
-            if "".join(current).strip():
-                raise CatalogError(f"Invalid name {name!r}: a quote inside an unquoted part")
-            end = i + 1
-            body: list[str] = []
-            while True:
-                if end >= n:
-                    raise CatalogError(f"Invalid name {name!r}: unterminated backtick")
-                if name[end] == "`":
-                    if name[end + 1 : end + 2] == "`":
-                        body.append("`")
-                        end += 2
-                        continue
-                    break
-                body.append(name[end])
-                end += 1
-            current = body
-            quoted_part = True
-            i = end + 1
-            # Only a dot (or the end) may follow a quoted part.
-            while i < n and name[i].isspace():
-                i += 1
-            if i < n and name[i] != ".":
-                raise CatalogError(f"Invalid name {name!r}: text after a quoted part")
-            continue
-        if ch == ".":
-            parts.append(_finish_part(name, current, quoted_part))
-            current, quoted_part = [], False
-        else:
-            current.append(ch)
-        i += 1
-    parts.append(_finish_part(name, current, quoted_part))
-    return tuple(parts)
-
-
-def _finish_part(name: str, chars: list[str], quoted: bool) -> str:
-    part = "".join(chars) if quoted else "".join(chars).strip()
-    if not part:
-        raise CatalogError(f"Invalid name {name!r}: empty name part")
-    return part
+    try:
+        return parse_identifier(spark, name)
+    except ValueError:
+        text = name.strip()
+        if text and "." not in text and "`" not in text:
+            return (text,)
+        raise CatalogError(f"Invalid name {name!r}") from None
 
 
 def quote_name(parts: Sequence[str]) -> str:
@@ -375,7 +338,7 @@ def list_user_defined_functions(
 
 def get_function_definition(spark: SparkSession, name: str) -> FunctionDefinition:
     """Describe a built-in, temporary or persistent function by bare or qualified name."""
-    parts = split_name(name)
+    parts = split_name(name, spark)
     quoted = quote_name(parts)
     with _catalog_errors(f"Cannot resolve function {name}"):
         function = spark.catalog.getFunction(quoted)
