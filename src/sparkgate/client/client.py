@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sparkgate.api.config import ConfigOption, Configuration, bool_option, string_option
+from sparkgate.api.config import ConfigOption, Configuration
 from sparkgate.api.errors import ConfigurationError, ExecutionError, GatewayError
 from sparkgate.api.handles import OperationHandle
 from sparkgate.api.results import ResultKind, ResultType, RowKind
+from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
 from sparkgate.api.types import CharType
 from sparkgate.client import options
 from sparkgate.client.executor import Executor, Page, TextRow
@@ -60,8 +61,6 @@ _HEARTBEAT_EVERY = 60.0
 _EXECUTE_FAILED = "Could not execute SQL statement. Reason:"
 _OP_TYPE = CharType(2, nullable=False)
 # Session options of the service the client reads to print as Flink's client does.
-_RUNTIME_MODE = string_option("execution.runtime-mode", "batch", "Batch or streaming.")
-_DML_SYNC = bool_option("table.dml-sync", True, "Whether DML waits for its job.")
 
 HELP_TEXT = """\
 The following commands are available:
@@ -456,11 +455,11 @@ class SqlClient:
 
     def _streaming(self) -> bool:
         """Whether the session runs queries as streams (Flink's client asks the same)."""
-        return self.option(_RUNTIME_MODE).strip().lower() == "streaming"
+        return self.option(RUNTIME_MODE) == "streaming"
 
     def _dml_returns_at_once(self) -> bool:
         """Streaming INSERTs, and DML without ``table.dml-sync``, return a running job."""
-        return self._streaming() or not self.option(_DML_SYNC)
+        return self._streaming() or not self.option(DML_SYNC)
 
     def _tableau(
         self,

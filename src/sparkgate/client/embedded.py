@@ -20,6 +20,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.client.executor import Page
 from sparkgate.client.textrows import needs_time_zone, render_batches
 from sparkgate.client.timezone import ZONE_QUERY, SessionTimeZone
+from sparkgate.sql.quoting import quote_string
 
 __all__ = ["EmbeddedExecutor"]
 
@@ -68,7 +69,7 @@ class EmbeddedExecutor:
         )
         self._session = self._service.open_session(environment)
         for jar in self._jars:
-            self._service.configure_session(self._session, f"ADD JAR '{_escape(jar)}'")
+            self._service.configure_session(self._session, f"ADD JAR {quote_string(jar)}")
 
     def close(self) -> None:
         session, self._session = self._session, None
@@ -148,7 +149,3 @@ class EmbeddedExecutor:
             result.job_id,
             warnings=(warning,) if warning else (),
         )
-
-
-def _escape(path: str) -> str:
-    return path.replace("\\", "\\\\").replace("'", "\\'")

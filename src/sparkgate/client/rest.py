@@ -33,6 +33,18 @@ from sparkgate.api.types import ResultSchema
 from sparkgate.client.executor import ConnectionLostError, Page, TextRow
 from sparkgate.client.textrows import needs_time_zone, render_batches
 from sparkgate.client.timezone import ZONE_QUERY, SessionTimeZone
+from sparkgate.codec.arrow_wire import (
+    ARROW_ROW_FORMAT,
+    COLUMNS_HEADER,
+    IS_QUERY_RESULT_HEADER,
+    JOB_ID_HEADER,
+    NEXT_RESULT_URI_HEADER,
+    RESULT_KIND_HEADER,
+    RESULT_TYPE_HEADER,
+    ROW_FORMAT_PARAMETER,
+    ROW_KIND_COLUMN,
+)
+from sparkgate.sql.quoting import quote_string
 
 __all__ = ["KNOWN_VERSIONS", "RestExecutor", "parse_error_chain"]
 
@@ -47,7 +59,6 @@ _FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 _TOKEN = re.compile(r"/result/(\d+)")
 _GATEWAY_WRAPPER = re.compile(r"^[\w.$]*SqlGatewayException: Failed to [\w ]+\.$")
 _MAX_POLL_SLEEP = 0.2
-_ROW_KIND_COLUMN = "$row_kind"
 _SHORT_KINDS = {kind.value: kind for kind in RowKind}
 
 
@@ -224,7 +235,7 @@ class RestExecutor:
         self._session = SessionHandle.parse(str(answer["sessionHandle"]))
         self._arrow = self._is_sparkgate()
         for jar in self._jars:
-            self.configure("ADD JAR '" + jar.replace("\\", "\\\\").replace("'", "\\'") + "'")
+            self.configure(f"ADD JAR {quote_string(jar)}")
 
     def _is_sparkgate(self) -> bool:
         """sparkgate gateways also answer Arrow pages: no JSON on the hot path."""
@@ -326,8 +337,8 @@ class RestExecutor:
     def _fetch_arrow(self, path: str, token: int) -> Page | None:
         """A page through sparkgate's ``rowFormat=ARROW``; None if the gateway refused it."""
         url = self._url(path)
-        response = self._send("GET", url, params={"rowFormat": "ARROW"})
-        if response.status_code == 400 and "ARROW" in response.text:
+        response = self._send("GET", url, params={ROW_FORMAT_PARAMETER: ARROW_ROW_FORMAT})
+        if response.status_code == 400 and ARROW_ROW_FORMAT in response.text:
             log.info("The gateway has no Arrow row format; using PLAIN_TEXT")
             self._arrow = False
             return None
@@ -338,18 +349,18 @@ class RestExecutor:
                 data = {"errors": [response.text]}
             raise self._error(response.status_code, "GET", url, data)
         headers = response.headers
-        result_type = ResultType(headers.get("X-Sparkgate-Result-Type", "PAYLOAD"))
-        next_token = _next_token(headers.get("X-Sparkgate-Next-Result-Uri"))
+        result_type = ResultType(headers.get(RESULT_TYPE_HEADER, "PAYLOAD"))
+        next_token = _next_token(headers.get(NEXT_RESULT_URI_HEADER))
         if result_type is ResultType.NOT_READY:
             return Page(result_type, token if next_token is None else next_token)
-        schema = ResultSchema.from_json(json.loads(headers.get("X-Sparkgate-Columns", "[]")))
+        schema = ResultSchema.from_json(json.loads(headers.get(COLUMNS_HEADER, "[]")))
         batches: list[pa.RecordBatch] = []
         kinds: list[RowKind] = []
         if response.content:
             with pa.ipc.open_stream(response.content) as reader:
                 for batch in reader:
-                    if _ROW_KIND_COLUMN in batch.schema.names:
-                        index = batch.schema.get_field_index(_ROW_KIND_COLUMN)
+                    if ROW_KIND_COLUMN in batch.schema.names:
+                        index = batch.schema.get_field_index(ROW_KIND_COLUMN)
                         kinds.extend(_SHORT_KINDS[k] for k in batch.column(index).to_pylist())
                         batch = batch.remove_column(index)
                     else:
@@ -364,9 +375,9 @@ class RestExecutor:
             schema,
             render_batches(batches, schema, zone),
             kinds,
-            headers.get("X-Sparkgate-Is-Query-Result", "false") == "true",
-            ResultKind(headers.get("X-Sparkgate-Result-Kind", "SUCCESS")),
-            headers.get("X-Sparkgate-Job-Id"),
+            headers.get(IS_QUERY_RESULT_HEADER, "false") == "true",
+            ResultKind(headers.get(RESULT_KIND_HEADER, "SUCCESS")),
+            headers.get(JOB_ID_HEADER),
             warnings=(warning,) if warning else (),
         )
 

@@ -13,13 +13,13 @@ from typing import Any
 from sparkgate.api.config import (
     ConfigOption,
     bool_option,
-    choice_option,
     duration_option,
     int_option,
     list_option,
     path_option,
     string_option,
 )
+from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
 
 __all__ = [
     "CHECKPOINTING_INTERVAL",
@@ -126,21 +126,8 @@ OPERATION_LOG_ENABLED = bool_option(
 )
 
 # Session options (Flink's keys): gateway-wide defaults here, per session with SET.
-RUNTIME_MODE = choice_option(
-    "execution.runtime-mode",
-    "batch",
-    "'batch' or 'streaming'. In streaming mode, queries over connector tables run as "
-    "Structured Streaming queries whose results are changelogs, and INSERTs become "
-    "long-running jobs.",
-    ("batch", "streaming"),
-)
-
-DML_SYNC = bool_option(
-    "table.dml-sync",
-    True,
-    "Whether a batch INSERT waits for its job to finish. False makes it return its job id "
-    "at once (Flink's default); streaming INSERTs never wait.",
-)
+# RUNTIME_MODE and DML_SYNC are declared in sparkgate.api.session_options (the client
+# and the endpoints read them too) and imported above.
 
 CHECKPOINTING_INTERVAL = duration_option(
     "execution.checkpointing.interval",

@@ -21,6 +21,7 @@ from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import FetchOrientation
 from sparkgate.api.service import GatewayService, StaticResult
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.endpoints.hiveserver2.errors import (
     TIMEOUT_SQL_STATE,
@@ -115,7 +116,7 @@ def _columnar(version: int) -> bool:
 # As Flink's HiveServer2 endpoint: Hive clients take a statement that returned
 # for one that is done, so DML waits and queries run in batch (a client may
 # still SET them in its connection's configuration).
-SESSION_DEFAULTS = {"execution.runtime-mode": "batch", "table.dml-sync": "true"}
+SESSION_DEFAULTS = {RUNTIME_MODE.key: "batch", DML_SYNC.key: "true"}
 
 
 class HiveServer2Core:

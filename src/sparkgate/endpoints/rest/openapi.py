@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sparkgate.codec.arrow_wire import ARROW_MEDIA_TYPE
 from sparkgate.endpoints.rest.routes import LATEST, ROUTES, RestApiVersion, RouteSpec
 
 __all__ = ["DOCS_PATH", "OPENAPI_PATH", "build_openapi", "main", "render_openapi"]
@@ -64,9 +65,7 @@ def _operation(route: RouteSpec) -> dict[str, Any]:
         "content": {"application/json": {"schema": dict(route.response)}},
     }
     if route.name == "fetchResults":
-        success["content"]["application/vnd.apache.arrow.stream"] = {
-            "schema": {"type": "string", "format": "binary"}
-        }
+        success["content"][ARROW_MEDIA_TYPE] = {"schema": {"type": "string", "format": "binary"}}
     operation: dict[str, Any] = {
         "operationId": route.name,
         "summary": route.summary,

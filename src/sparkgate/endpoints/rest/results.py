@@ -23,6 +23,18 @@ from starlette.responses import Response
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import ResultSet, ResultType, RowKind
 from sparkgate.api.types import ResultSchema
+from sparkgate.codec.arrow_wire import (
+    ARROW_MEDIA_TYPE,
+    ARROW_ROW_FORMAT,
+    COLUMNS_HEADER,
+    COLUMNS_METADATA_KEY,
+    IS_QUERY_RESULT_HEADER,
+    JOB_ID_HEADER,
+    NEXT_RESULT_URI_HEADER,
+    RESULT_KIND_HEADER,
+    RESULT_TYPE_HEADER,
+    ROW_KIND_COLUMN,
+)
 from sparkgate.codec.json_text import encode_json_data
 from sparkgate.codec.rows import encode_plain_text_rows
 from sparkgate.endpoints.rest.responses import CORS_HEADERS, json_response
@@ -39,10 +51,6 @@ __all__ = [
     "result_body",
 ]
 
-ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream"
-COLUMNS_METADATA_KEY = b"sparkgate.columns"
-ROW_KIND_COLUMN = "$row_kind"
-"""Added to Arrow pages of changelog results: each row's short kind (``+I``, ``-U``...)."""
 
 _LTZ = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
 
@@ -50,7 +58,7 @@ _LTZ = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
 class RowFormat(enum.Enum):
     JSON = "JSON"
     PLAIN_TEXT = "PLAIN_TEXT"
-    ARROW = "ARROW"
+    ARROW = ARROW_ROW_FORMAT
     """sparkgate's extension: an Arrow IPC stream instead of a JSON body."""
 
 
@@ -155,17 +163,17 @@ def _arrow_stream(page: ResultSet) -> bytes:
 
 
 def _arrow_response(page: ResultSet, next_uri: str | None) -> Response:
-    headers = {**CORS_HEADERS, "X-Sparkgate-Result-Type": page.result_type.value}
+    headers = {**CORS_HEADERS, RESULT_TYPE_HEADER: page.result_type.value}
     if next_uri is not None:
-        headers["X-Sparkgate-Next-Result-Uri"] = next_uri
+        headers[NEXT_RESULT_URI_HEADER] = next_uri
     body = b""
     if page.result_type is not ResultType.NOT_READY:
-        headers["X-Sparkgate-Result-Kind"] = page.result_kind.value
-        headers["X-Sparkgate-Is-Query-Result"] = "true" if page.is_query_result else "false"
+        headers[RESULT_KIND_HEADER] = page.result_kind.value
+        headers[IS_QUERY_RESULT_HEADER] = "true" if page.is_query_result else "false"
         if page.job_id is not None:
-            headers["X-Sparkgate-Job-Id"] = page.job_id
+            headers[JOB_ID_HEADER] = page.job_id
         # ASCII-escaped so that any column name fits an HTTP header.
-        headers["X-Sparkgate-Columns"] = json.dumps(page.schema.to_json())
+        headers[COLUMNS_HEADER] = json.dumps(page.schema.to_json())
         body = _arrow_stream(page)
     return Response(body, media_type=ARROW_MEDIA_TYPE, headers=headers)
 

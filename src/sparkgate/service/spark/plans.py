@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.sql.quoting import quote_string
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -247,9 +249,7 @@ def _insert(node: Any, text: str) -> InsertPlan | None:
 
 def _literal_text(value: Any) -> str:
     """A static partition value as a SQL expression: Spark keeps the literal's string."""
-    if value is None:
-        return "NULL"
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "NULL" if value is None else quote_string(str(value))
 
 
 def _query_start(text: str, after: int) -> int:

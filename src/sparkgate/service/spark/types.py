@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.types import (
     BIGINT,
     BOOLEAN,
@@ -259,10 +260,6 @@ def to_result_schema(struct: T.StructType) -> ResultSchema:
     return ResultSchema(tuple(columns))
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def arrow_compatible(df: DataFrame) -> DataFrame:
     """``df`` with the columns Spark cannot send as Arrow rewritten (see module doc).
 
@@ -276,9 +273,9 @@ def arrow_compatible(df: DataFrame) -> DataFrame:
         return df
     projected = []
     for f in fields:
-        column = F.col(_quote(f.name))
+        column = F.col(quote_identifier(f.name))
         if isinstance(f.dataType, T.YearMonthIntervalType):
-            quoted = _quote(f.name)
+            quoted = quote_identifier(f.name)
             months = F.expr(f"extract(YEAR FROM {quoted}) * 12 + extract(MONTH FROM {quoted})")
             projected.append(months.alias(f.name, metadata=f.metadata))
         elif _needs_string(f.dataType):

@@ -22,6 +22,7 @@ from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -129,10 +130,6 @@ def spark_type(flink_type: str) -> str:
     return text
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def check_definition(definition: TableDefinition) -> None:
     """Refuse unknown connectors and options, naming the valid ones."""
     connector = definition.connector
@@ -205,14 +202,15 @@ def _physical_ddl(definition: TableDefinition) -> str:
 def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
     """The Spark DDL that stores ``definition`` in the catalog."""
     name = quote_name(definition.name)
-    props = f"TBLPROPERTIES ({_literal(DEFINITION_PROPERTY)} = {_literal(definition.to_json())})"
-    comment = f" COMMENT {_literal(definition.comment)}" if definition.comment else ""
+    stored = quote_string(definition.to_json())
+    props = f"TBLPROPERTIES ({quote_string(DEFINITION_PROPERTY)} = {stored})"
+    comment = f" COMMENT {quote_string(definition.comment)}" if definition.comment else ""
     exists = " IF NOT EXISTS" if definition.if_not_exists else ""
     if definition.connector == "filesystem":
         fmt = definition.options["format"]
-        options = [f"path {_literal(definition.options['path'])}"]
+        options = [f"path {quote_string(definition.options['path'])}"]
         if "csv.field-delimiter" in definition.options:
-            options.append(f"sep {_literal(definition.options['csv.field-delimiter'])}")
+            options.append(f"sep {quote_string(definition.options['csv.field-delimiter'])}")
         partitioned = (
             f" PARTITIONED BY ({', '.join(quote_identifier(k) for k in definition.partition_keys)})"
             if definition.partition_keys
@@ -321,7 +319,7 @@ def sink_select(definition: TableDefinition) -> str:
 
 def _failing_select(definition: TableDefinition, message: str) -> str:
     """A one-row SELECT of the table's columns that fails with ``message`` when run."""
-    exprs = [_cast(f"raise_error({_literal(message)})", c) for c in definition.physical]
+    exprs = [_cast(f"raise_error({quote_string(message)})", c) for c in definition.physical]
     return f"SELECT {', '.join(exprs)} FROM range(1)"
 
 
