@@ -7,9 +7,18 @@ defaults with them, and the SQL client decides whether to wait for a job.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkgate.api.config import bool_option, choice_option
 
-__all__ = ["DML_SYNC", "RUNTIME_MODE"]
+__all__ = [
+    "DML_SYNC",
+    "FLINK_TIME_ZONE_KEY",
+    "RUNTIME_MODE",
+    "SPARK_TIME_ZONE_KEY",
+    "TIME_ZONE_KEYS",
+    "configured_time_zones",
+]
 
 RUNTIME_MODE = choice_option(
     "execution.runtime-mode",
@@ -26,3 +35,20 @@ DML_SYNC = bool_option(
     "Whether a batch INSERT waits for its job to finish. False makes it return its job id "
     "at once (Flink's default); streaming INSERTs never wait.",
 )
+
+SPARK_TIME_ZONE_KEY = "spark.sql.session.timeZone"
+FLINK_TIME_ZONE_KEY = "table.local-time-zone"
+TIME_ZONE_KEYS = (SPARK_TIME_ZONE_KEY, FLINK_TIME_ZONE_KEY)
+"""The session settings that name its time zone (one setting: the gateway keeps both
+in step), in the order they are read."""
+
+
+def configured_time_zones(config: Mapping[str, str]) -> list[str]:
+    """The zones a session's configuration names, in :data:`TIME_ZONE_KEYS` order;
+    Flink's ``default`` (the system zone) names none."""
+    zones = []
+    for key in TIME_ZONE_KEYS:
+        value = config.get(key)
+        if value and value.strip().lower() != "default":
+            zones.append(value)
+    return zones

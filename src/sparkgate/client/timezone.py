@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkgate.api.session_options import TIME_ZONE_KEYS, configured_time_zones
+
 __all__ = ["ZONE_KEYS", "ZONE_QUERY", "SessionTimeZone", "usable_zone"]
 
 log = logging.getLogger(__name__)
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 ZONE_QUERY = "SELECT current_timezone()"
 """Asks Spark for the session's effective zone (its default when nothing set one)."""
 
-ZONE_KEYS = ("spark.sql.session.timeZone", "table.local-time-zone")
+ZONE_KEYS = TIME_ZONE_KEYS
 """Session settings that name the zone, in the order the gateway reads them."""
 
 _FALLBACK = "UTC"
@@ -153,8 +155,5 @@ class SessionTimeZone:
         except Exception:
             log.warning("Could not read the session configuration", exc_info=True)
             settings = {}
-        for key in ZONE_KEYS:
-            value = settings.get(key)
-            if value and value.strip().lower() != "default":
-                candidates.append(value)
+        candidates.extend(configured_time_zones(settings))
         return candidates

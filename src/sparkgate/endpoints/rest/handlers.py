@@ -18,6 +18,7 @@ from starlette.responses import Response
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.service import GatewayService
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.session_options import configured_time_zones
 from sparkgate.endpoints.rest.errors import RestError
 from sparkgate.endpoints.rest.messages import (
     Body,
@@ -40,8 +41,6 @@ __all__ = ["ENDPOINT_ID", "HANDLERS", "Call", "Handler", "not_implemented"]
 ENDPOINT_ID = "rest"
 
 T = TypeVar("T")
-
-_TIME_ZONE_KEYS = ("spark.sql.session.timeZone", "table.local-time-zone")
 
 
 @dataclass(frozen=True)
@@ -221,11 +220,8 @@ def _row_format(call: Call) -> RowFormat:
 
 
 def _time_zone(config: Mapping[str, str]) -> str | None:
-    for key in _TIME_ZONE_KEYS:
-        value = config.get(key)
-        if value and value.lower() != "default":
-            return value
-    return None
+    zones = configured_time_zones(config)
+    return zones[0] if zones else None
 
 
 async def fetch_results(call: Call) -> Response:
