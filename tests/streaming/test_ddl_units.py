@@ -10,7 +10,7 @@ from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.api.results import RowKind
 from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode, replay
 from sparkgate.service.streaming.connectors import check_definition, datagen_select, spark_type
-from sparkgate.service.streaming.ddl import Column, parse_connector_table
+from sparkgate.service.streaming.ddl import Column, Watermark, parse_connector_table
 
 INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
 
@@ -145,3 +145,42 @@ def test_complete_mode_diffs_whole_results() -> None:
 def test_replay_refuses_retracting_an_absent_row() -> None:
     with pytest.raises(ValueError, match="not in the table"):
         replay([(INS, (1,)), (D, (2,))])
+
+
+@pytest.mark.parametrize(
+    ("expression", "delay"),
+    [
+        ("ts", "0 seconds"),
+        ("`ts`", "0 seconds"),
+        ("ts - INTERVAL '5' SECOND", "5 seconds"),
+        ("ts - interval '1.5' minutes", "1.5 minutes"),
+        # read by the shared lexer: comments and line breaks are no obstacle
+        ("ts - /* late */ INTERVAL '2' HOUR", "2 hours"),
+        ("ts -- late\n - INTERVAL '1' DAY", "1 days"),
+    ],
+)
+def test_watermark_delay(expression: str, delay: str) -> None:
+    assert Watermark("ts", expression).delay == delay
+
+
+@pytest.mark.parametrize(
+    "expression", ["other", "ts + INTERVAL '5' SECOND", "ts - INTERVAL '5.' SECOND", "ts - 5"]
+)
+def test_unsupported_watermark(expression: str) -> None:
+    with pytest.raises(SqlParseError, match="Unsupported watermark"):
+        Watermark("ts", expression).delay  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("flink", "spark"),
+    [
+        ("VARCHAR /* length */ (10)", "STRING"),
+        ("double precision", "DOUBLE"),
+        ("TIMESTAMP_LTZ(3) WITHOUT LOCAL TIME ZONE", "TIMESTAMP"),
+        ("VARBINARY(8)", "BINARY"),
+        ("CHAR(x)", "CHAR(x)"),
+        ("ARRAY<INT>", "ARRAY<INT>"),
+    ],
+)
+def test_more_flink_types(flink: str, spark: str) -> None:
+    assert spark_type(flink) == spark

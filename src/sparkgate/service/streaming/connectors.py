@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,7 +21,9 @@ from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.sql.lexer import TokenKind
 from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.reader import TokenReader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,18 +99,22 @@ _SOURCES = frozenset({"datagen", "filesystem"})
 _SINKS = frozenset({"filesystem", "print", "blackhole"})
 _INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
 _FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
-_TYPE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^(VAR)?CHAR\s*(\(\s*\d+\s*\))?$", re.I), "STRING"),
-    (re.compile(r"^STRING$", re.I), "STRING"),
-    (re.compile(r"^INTEGER$", re.I), "INT"),
-    (re.compile(r"^DOUBLE\s+PRECISION$", re.I), "DOUBLE"),
-    (re.compile(r"^(BYTES|(VAR)?BINARY\s*(\(\s*\d+\s*\))?)$", re.I), "BINARY"),
-    (
-        re.compile(
-            r"^TIMESTAMP(_LTZ)?\s*(\(\s*\d\s*\))?(\s+WITH(OUT)?\s+(LOCAL\s+)?TIME\s+ZONE)?$", re.I
-        ),
-        "TIMESTAMP",
-    ),
+# Flink's spellings of types Spark spells otherwise: the words of the type, with
+# where a length or precision ("(n)") may follow the first word.
+_FLINK_TYPES: dict[str, tuple[str, bool]] = {
+    "CHAR": ("STRING", True),
+    "VARCHAR": ("STRING", True),
+    "STRING": ("STRING", False),
+    "INTEGER": ("INT", False),
+    "DOUBLE PRECISION": ("DOUBLE", False),
+    "BYTES": ("BINARY", False),
+    "BINARY": ("BINARY", True),
+    "VARBINARY": ("BINARY", True),
+    "TIMESTAMP": ("TIMESTAMP", True),
+    "TIMESTAMP_LTZ": ("TIMESTAMP", True),
+}
+_ZONE_SUFFIXES = frozenset(
+    {"", "WITH TIME ZONE", "WITHOUT TIME ZONE", "WITH LOCAL TIME ZONE", "WITHOUT LOCAL TIME ZONE"}
 )
 
 
@@ -124,10 +129,22 @@ def invalid(message: str) -> ExecutionError:
 def spark_type(flink_type: str) -> str:
     """Flink's spelling of a type in Spark's; types both know pass unchanged."""
     text = " ".join(flink_type.split())
-    for pattern, spark in _TYPE_RULES:
-        if pattern.match(text):
-            return spark
-    return text
+    src = TokenReader(text, "a column type")
+    head = src.take(TokenKind.WORD)
+    if head is None:
+        return text
+    words = [head.upper]
+    if src.accept("PRECISION"):
+        words.append("PRECISION")
+    spark, sized = _FLINK_TYPES.get(" ".join(words), ("", False))
+    if sized and src.kind() is TokenKind.LPAREN:
+        size = src.group()
+        if len(size) != 1 or len(size[0]) != 1 or size[0][0].kind is not TokenKind.NUMBER:
+            return text
+    rest = " ".join(tok.upper for tok in src.tokens[src.i :])
+    if not spark or rest not in (_ZONE_SUFFIXES if spark == "TIMESTAMP" else {""}):
+        return text
+    return spark
 
 
 def check_definition(definition: TableDefinition) -> None:
@@ -148,9 +165,10 @@ def check_definition(definition: TableDefinition) -> None:
     for key in definition.options:
         if key == "connector":
             continue
-        field_match = re.fullmatch(r"fields\.(.+)\.([a-z-]+)", key)
-        if field_match and f"fields.#.{field_match.group(2)}" in allowed:
-            if field_match.group(1) not in physical:
+        # fields.<column>.<option>: the column's name may itself hold dots.
+        field, _, option = key.removeprefix("fields.").rpartition(".")
+        if key.startswith("fields.") and field and f"fields.#.{option}" in allowed:
+            if field not in physical:
                 raise invalid(
                     f"Option '{key}' names no physical column of the table; columns: "
                     + ", ".join(sorted(physical))

@@ -10,20 +10,15 @@ computed (``name AS expr``), metadata (``name TYPE METADATA [FROM 'key']
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.sql.lexer import Token, TokenKind, group_items, statement_tokens, unquote
+from sparkgate.sql.lexer import Token, TokenKind, unquote
+from sparkgate.sql.reader import TokenReader
 
 __all__ = ["Column", "TableDefinition", "Watermark", "parse_connector_table"]
 
-# `ts - INTERVAL '5' SECOND` (Flink's bounded out-of-orderness form).
-_DELAY = re.compile(
-    r"^\s*`?(?P<col>\w+)`?\s*(?:-\s*INTERVAL\s+'(?P<n>\d+(?:\.\d+)?)'\s*(?P<unit>\w+))?\s*$",
-    re.IGNORECASE,
-)
 _AFTER_TYPE = frozenset({"METADATA", "NOT", "NULL", "COMMENT", "PRIMARY"})
 _UNITS = {
     "MILLISECOND": "milliseconds",
@@ -60,19 +55,35 @@ class Watermark:
 
     @property
     def delay(self) -> str:
-        """The delay as Spark's ``withWatermark`` writes it, e.g. ``5 seconds``."""
-        match = _DELAY.match(self.expression)
-        if match is None or match.group("col").lower() != self.column.lower():
-            raise SqlParseError(
-                f"Unsupported watermark expression '{self.expression}': expected "
-                f"{self.column} or {self.column} - INTERVAL 'n' SECOND|MINUTE|HOUR|DAY"
-            )
-        if match.group("n") is None:
+        """The delay as Spark's ``withWatermark`` writes it, e.g. ``5 seconds``.
+
+        Flink's bounded out-of-orderness forms: ``ts`` or ``ts - INTERVAL 'n' unit``.
+        """
+        src = TokenReader(self.expression, "a watermark")
+        column = src.take(TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
+        if column is None or unquote(column).lower() != self.column.lower():
+            raise self._unsupported()
+        if src.at_end:
             return "0 seconds"
-        unit = match.group("unit").upper().rstrip("S")
-        if unit not in _UNITS:
-            raise SqlParseError(f"Unsupported interval unit in watermark: {match.group('unit')}")
-        return f"{match.group('n')} {_UNITS[unit]}"
+        minus = src.take(TokenKind.OPERATOR)
+        if minus is None or minus.text != "-" or not src.accept("INTERVAL"):
+            raise self._unsupported()
+        amount = src.take(TokenKind.STRING)
+        unit = src.word()
+        if amount is None or unit is None or src.i + 1 != len(src.tokens):
+            raise self._unsupported()
+        count = unquote(amount).strip()
+        if not all(part.isdigit() for part in count.split(".", 1)):
+            raise self._unsupported()
+        if unit.rstrip("S") not in _UNITS:
+            raise SqlParseError(f"Unsupported interval unit in watermark: {src.tokens[-1].text}")
+        return f"{count} {_UNITS[unit.rstrip('S')]}"
+
+    def _unsupported(self) -> SqlParseError:
+        return SqlParseError(
+            f"Unsupported watermark expression '{self.expression}': expected "
+            f"{self.column} or {self.column} - INTERVAL 'n' SECOND|MINUTE|HOUR|DAY"
+        )
 
 
 @dataclass(frozen=True)
@@ -133,55 +144,7 @@ class TableDefinition:
         )
 
 
-class _Tokens:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = statement_tokens(text)
-        self.i = 0
-
-    def word(self, ahead: int = 0) -> str | None:
-        j = self.i + ahead
-        if j < len(self.tokens) and self.tokens[j].kind is TokenKind.WORD:
-            return self.tokens[j].upper
-        return None
-
-    def kind(self, ahead: int = 0) -> TokenKind | None:
-        j = self.i + ahead
-        return self.tokens[j].kind if j < len(self.tokens) else None
-
-    def accept(self, *words: str) -> bool:
-        if all(self.word(k) == w for k, w in enumerate(words)):
-            self.i += len(words)
-            return True
-        return False
-
-    def name(self) -> tuple[str, ...]:
-        parts = [self.identifier()]
-        while self.kind() is TokenKind.DOT:
-            self.i += 1
-            parts.append(self.identifier())
-        return tuple(parts)
-
-    def identifier(self) -> str:
-        if self.kind() not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-            raise SqlParseError("expected an identifier in CREATE TABLE")
-        tok = self.tokens[self.i]
-        self.i += 1
-        return unquote(tok)
-
-    def group(self) -> list[list[Token]]:
-        """The comma-separated items of the parenthesised group at the cursor."""
-        try:
-            items, self.i = group_items(self.tokens, self.i)
-        except SqlParseError as exc:
-            raise SqlParseError(f"{exc} in CREATE TABLE") from None
-        return items
-
-    def source(self, tokens: Sequence[Token]) -> str:
-        return self.text[tokens[0].start : tokens[-1].end]
-
-
-def _column(src: _Tokens, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
+def _column(src: TokenReader, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
     first = item[0].upper if item[0].kind is TokenKind.WORD else None
     if first == "WATERMARK" and len(item) > 3 and item[1].upper == "FOR":
         if item[3].upper != "AS" or len(item) < 5:
@@ -226,7 +189,7 @@ def _column(src: _Tokens, item: list[Token]) -> Column | Watermark | tuple[str, 
 
 def parse_connector_table(text: str) -> TableDefinition | None:
     """The definition if ``text`` is Flink's ``CREATE TABLE ... WITH (...)``, else None."""
-    src = _Tokens(text)
+    src = TokenReader(text, "CREATE TABLE")
     if not src.accept("CREATE"):
         return None
     temporary = src.accept("TEMPORARY")
@@ -242,9 +205,7 @@ def parse_connector_table(text: str) -> TableDefinition | None:
     items = src.group()
     comment: str | None = None
     partition_keys: tuple[str, ...] = ()
-    while src.i < len(src.tokens) and not (
-        src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN
-    ):
+    while not src.at_end and not (src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN):
         if src.accept("COMMENT") and src.kind() is TokenKind.STRING:
             comment = unquote(src.tokens[src.i])
             src.i += 1
@@ -265,7 +226,7 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         if key in options:
             raise SqlParseError(f"duplicate option '{key}' in WITH")
         options[key] = unquote(item[2])
-    if src.i != len(src.tokens):
+    if not src.at_end:
         raise SqlParseError("unexpected input after WITH (...) in CREATE TABLE")
     columns: list[Column] = []
     watermark: Watermark | None = None
