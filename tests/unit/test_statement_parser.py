@@ -7,160 +7,163 @@ from typing import Any
 import pytest
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.service.statements import ParsedStatement, StatementKind, parse_statement
+from sparkgate.service.statements import Statement, parse_statement
+from sparkgate.service.statements import kinds as K
 
 __all__: list[str] = []
-
-K = StatementKind
 
 
 @pytest.mark.parametrize(
     ("statement", "kind", "fields"),
     [
         # SET in all its gateway forms.
-        ("SET 'k' = 'v'", K.SET, {"key": "k", "value": "v"}),
-        ("SET k=v", K.SET, {"key": "k", "value": "v"}),
-        ("SET spark.sql.shuffle.partitions = 4;", K.SET,
+        ("SET 'k' = 'v'", K.Set, {"key": "k", "value": "v"}),
+        ("SET k=v", K.Set, {"key": "k", "value": "v"}),
+        ("SET spark.sql.shuffle.partitions = 4;", K.Set,
          {"key": "spark.sql.shuffle.partitions", "value": "4"}),
-        ("set sql-gateway.session.idle-timeout = 10 min", K.SET,
+        ("set sql-gateway.session.idle-timeout = 10 min", K.Set,
          {"key": "sql-gateway.session.idle-timeout", "value": "10 min"}),
-        ("SET k = a = b ", K.SET, {"key": "k", "value": "a = b"}),
-        ("SET 'k'='it''s'", K.SET, {"key": "k", "value": "it's"}),
-        ("SET 'k'='it\\'s'", K.SET, {"key": "k", "value": "it's"}),
-        ('SET "k" = "v"', K.SET, {"key": "k", "value": "v"}),
-        ("SET `k.x` = v", K.SET, {"key": "k.x", "value": "v"}),
-        ("SET 'a=b' = 'c'", K.SET, {"key": "a=b", "value": "c"}),
-        ("SET k = 'a' 'b'", K.SET, {"key": "k", "value": "'a' 'b'"}),
-        ("SET k =", K.SET, {"key": "k", "value": ""}),
-        ("SET k = v; -- trailing", K.SET, {"key": "k", "value": "v", "text": "SET k = v"}),
-        ("SET k = v /* inner */ w", K.SET, {"key": "k", "value": "v /* inner */ w"}),
-        ("/* lead */ SET k = v", K.SET, {"key": "k", "value": "v", "text": "SET k = v"}),
-        ("SET", K.SHOW_CONFIG, {"key": None, "value": None}),
-        ("SET;", K.SHOW_CONFIG, {"key": None}),
-        ("SET k", K.SHOW_CONFIG, {"key": "k", "value": None}),
-        ("SET 'k'", K.SHOW_CONFIG, {"key": "k"}),
-        ("SET -v", K.QUERY, {}),
+        ("SET k = a = b ", K.Set, {"key": "k", "value": "a = b"}),
+        ("SET 'k'='it''s'", K.Set, {"key": "k", "value": "it's"}),
+        ("SET 'k'='it\\'s'", K.Set, {"key": "k", "value": "it's"}),
+        ('SET "k" = "v"', K.Set, {"key": "k", "value": "v"}),
+        ("SET `k.x` = v", K.Set, {"key": "k.x", "value": "v"}),
+        ("SET 'a=b' = 'c'", K.Set, {"key": "a=b", "value": "c"}),
+        ("SET k = 'a' 'b'", K.Set, {"key": "k", "value": "'a' 'b'"}),
+        ("SET k =", K.Set, {"key": "k", "value": ""}),
+        ("SET k = v; -- trailing", K.Set, {"key": "k", "value": "v", "text": "SET k = v"}),
+        ("SET k = v /* inner */ w", K.Set, {"key": "k", "value": "v /* inner */ w"}),
+        ("/* lead */ SET k = v", K.Set, {"key": "k", "value": "v", "text": "SET k = v"}),
+        ("SET", K.ShowConfig, {"key": None}),
+        ("SET;", K.ShowConfig, {"key": None}),
+        ("SET k", K.ShowConfig, {"key": "k"}),
+        ("SET 'k'", K.ShowConfig, {"key": "k"}),
+        ("SET -v", K.SparkQuery, {"relational": False}),
         # Spark's own SET statements go to Spark.
-        ("SET TIME ZONE 'UTC'", K.SPARK_SET, {"key": None}),
-        ("SET TIME ZONE LOCAL", K.SPARK_SET, {}),
-        ("SET VAR x = 1", K.SPARK_SET, {}),
-        ("SET VARIABLE (a, b) = (SELECT 1, 2)", K.SPARK_SET, {}),
-        ("SET CATALOG spark_catalog", K.SPARK_SET, {}),
-        ("SET var = 1", K.SET, {"key": "var", "value": "1"}),
+        ("SET TIME ZONE 'UTC'", K.SparkSet, {"keywords": ("SET", "TIME", "ZONE")}),
+        ("SET TIME ZONE LOCAL", K.SparkSet, {}),
+        ("SET VAR x = 1", K.SparkSet, {}),
+        ("SET VARIABLE (a, b) = (SELECT 1, 2)", K.SparkSet, {}),
+        ("SET CATALOG spark_catalog", K.SparkSet, {}),
+        ("SET var = 1", K.Set, {"key": "var", "value": "1"}),
         # RESET
-        ("RESET", K.RESET, {"key": None}),
-        ("RESET 'k'", K.RESET, {"key": "k"}),
-        ("RESET spark.sql.x;", K.RESET, {"key": "spark.sql.x"}),
+        ("RESET", K.Reset, {"key": None}),
+        ("RESET 'k'", K.Reset, {"key": "k"}),
+        ("RESET spark.sql.x;", K.Reset, {"key": "spark.sql.x"}),
         # jars
-        ("ADD JAR '/tmp/a b.jar'", K.ADD_JAR, {"path": "/tmp/a b.jar"}),
-        ("add jar /tmp/x.jar", K.ADD_JAR, {"path": "/tmp/x.jar"}),
-        ("REMOVE JAR '/tmp/x.jar';", K.REMOVE_JAR, {"path": "/tmp/x.jar"}),
-        ("SHOW JARS", K.SHOW_JARS, {}),
-        ("ADD FILE '/tmp/x.txt'", K.OTHER, {"path": None}),
+        ("ADD JAR '/tmp/a b.jar'", K.AddJar, {"path": "/tmp/a b.jar"}),
+        ("add jar /tmp/x.jar", K.AddJar, {"path": "/tmp/x.jar"}),
+        ("REMOVE JAR '/tmp/x.jar';", K.RemoveJar, {"path": "/tmp/x.jar"}),
+        ("SHOW JARS", K.ShowJars, {}),
+        ("ADD FILE '/tmp/x.txt'", K.SparkCommand, {"ddl": False}),
         # statement sets
-        ("BEGIN STATEMENT SET", K.BEGIN_STATEMENT_SET, {}),
-        ("begin statement set;", K.BEGIN_STATEMENT_SET, {}),
-        ("END", K.END_STATEMENT_SET, {}),
-        ("END;", K.END_STATEMENT_SET, {}),
+        ("BEGIN STATEMENT SET", K.BeginStatementSet, {}),
+        ("begin statement set;", K.BeginStatementSet, {}),
+        ("END", K.EndStatementSet, {}),
+        ("END;", K.EndStatementSet, {}),
         (
             (
                 "EXECUTE STATEMENT SET BEGIN\n INSERT INTO a VALUES (1);\n"
                 " INSERT INTO b SELECT ';' FROM c;\nEND;"
             ),
-            K.EXECUTE_STATEMENT_SET,
+            K.ExecuteStatementSet,
             {"inner": ("INSERT INTO a VALUES (1)", "INSERT INTO b SELECT ';' FROM c")},
         ),
-        ("EXECUTE STATEMENT SET BEGIN INSERT INTO a VALUES (1) END", K.EXECUTE_STATEMENT_SET,
+        ("EXECUTE STATEMENT SET BEGIN INSERT INTO a VALUES (1) END", K.ExecuteStatementSet,
          {"inner": ("INSERT INTO a VALUES (1)",)}),
         # jobs
-        ("SHOW JOBS", K.SHOW_JOBS, {}),
-        ("STOP JOB 'abc'", K.STOP_JOB,
+        ("SHOW JOBS", K.ShowJobs, {}),
+        ("STOP JOB 'abc'", K.StopJob,
          {"job_id": "abc", "with_savepoint": False, "with_drain": False}),
-        ("STOP JOB 'abc' WITH SAVEPOINT", K.STOP_JOB,
+        ("STOP JOB 'abc' WITH SAVEPOINT", K.StopJob,
          {"job_id": "abc", "with_savepoint": True, "with_drain": False}),
-        ("stop job 'abc' with savepoint with drain;", K.STOP_JOB,
+        ("stop job 'abc' with savepoint with drain;", K.StopJob,
          {"job_id": "abc", "with_savepoint": True, "with_drain": True}),
-        ("STOP JOB 'abc' WITH DRAIN", K.STOP_JOB,
+        ("STOP JOB 'abc' WITH DRAIN", K.StopJob,
          {"job_id": "abc", "with_savepoint": False, "with_drain": True}),
-        ("DESCRIBE JOB 'abc'", K.DESCRIBE_JOB, {"job_id": "abc"}),
-        ("DESC JOB 'abc'", K.DESCRIBE_JOB, {"job_id": "abc"}),
-        ("DESCRIBE job", K.QUERY, {"job_id": None}),
+        ("DESCRIBE JOB 'abc'", K.DescribeJob, {"job_id": "abc"}),
+        ("DESC JOB 'abc'", K.DescribeJob, {"job_id": "abc"}),
+        ("DESCRIBE job", K.MetadataQuery, {"keyword": "DESCRIBE"}),
         # catalogs and modules
         ("CREATE CATALOG c WITH ('type' = 'hive', 'hive.uri' = 'thrift://h:9083')",
-         K.CREATE_CATALOG,
-         {"names": ("c",), "options": {"type": "hive", "hive.uri": "thrift://h:9083"},
+         K.CreateCatalog,
+         {"name": "c", "options": {"type": "hive", "hive.uri": "thrift://h:9083"},
           "if_not_exists": False}),
-        ("CREATE CATALOG IF NOT EXISTS `my cat` WITH (type = 'x', n = 1)", K.CREATE_CATALOG,
-         {"names": ("my cat",), "options": {"type": "x", "n": "1"}, "if_not_exists": True}),
-        ("CREATE CATALOG c WITH ()", K.CREATE_CATALOG, {"options": {}}),
-        ("LOAD MODULE hive", K.LOAD_MODULE, {"names": ("hive",), "options": {}}),
-        ("LOAD MODULE hive WITH ('hive-version' = '3.1.3')", K.LOAD_MODULE,
-         {"names": ("hive",), "options": {"hive-version": "3.1.3"}}),
-        ("UNLOAD MODULE core", K.UNLOAD_MODULE, {"names": ("core",)}),
+        ("CREATE CATALOG IF NOT EXISTS `my cat` WITH (type = 'x', n = 1)", K.CreateCatalog,
+         {"name": "my cat", "options": {"type": "x", "n": "1"}, "if_not_exists": True}),
+        ("CREATE CATALOG c WITH ()", K.CreateCatalog, {"options": {}}),
+        ("LOAD MODULE hive", K.LoadModule, {"name": "hive", "options": {}}),
+        ("LOAD MODULE hive WITH ('hive-version' = '3.1.3')", K.LoadModule,
+         {"name": "hive", "options": {"hive-version": "3.1.3"}}),
+        ("UNLOAD MODULE core", K.UnloadModule, {"name": "core"}),
         # USE
-        ("USE db", K.USE, {"names": ("db",), "use_catalog": False}),
-        ("USE DATABASE db", K.USE, {"names": ("db",)}),
-        ("USE NAMESPACE a.b", K.USE, {"names": ("a", "b")}),
-        ("USE c.`my db`", K.USE, {"names": ("c", "my db")}),
-        ("USE CATALOG c", K.USE, {"names": ("c",), "use_catalog": True}),
-        ("USE database", K.USE, {"names": ("database",)}),
-        ("USE IDENTIFIER('db')", K.OTHER, {}),
-        ("USE MODULES hive, core", K.OTHER, {}),
+        ("USE db", K.Use, {"names": ("db",), "catalog": False}),
+        ("USE DATABASE db", K.Use, {"names": ("db",)}),
+        ("USE NAMESPACE a.b", K.Use, {"names": ("a", "b")}),
+        ("USE c.`my db`", K.Use, {"names": ("c", "my db")}),
+        ("USE CATALOG c", K.Use, {"names": ("c",), "catalog": True}),
+        ("USE database", K.Use, {"names": ("database",)}),
+        ("USE IDENTIFIER('db')", K.SparkCommand, {}),
+        ("USE MODULES hive, core", K.SparkCommand, {}),
         # queries
-        ("SELECT 1", K.QUERY, {"keyword": "SELECT"}),
-        ("select 1;", K.QUERY, {"text": "select 1"}),
-        ("WITH c AS (SELECT 1) SELECT * FROM c", K.QUERY, {"keyword": "WITH"}),
-        ("VALUES (1), (2)", K.QUERY, {}),
-        ("TABLE t", K.QUERY, {}),
-        ("FROM t SELECT a", K.QUERY, {}),
-        ("(SELECT 1) UNION (SELECT 2)", K.QUERY, {"keyword": "("}),
-        ("EXPLAIN SELECT 1", K.QUERY, {}),
-        ("EXPLAIN EXTENDED INSERT INTO t VALUES (1)", K.QUERY, {}),
-        ("DESCRIBE TABLE t", K.QUERY, {}),
-        ("DESC t", K.QUERY, {}),
-        ("SHOW TABLES", K.QUERY, {}),
-        ("SHOW CREATE TABLE t", K.QUERY, {}),
-        ("LIST JAR", K.QUERY, {}),
-        ("LIST FILE", K.QUERY, {}),
-        ("/*+ not a hint here */ SELECT /*+ COALESCE(1) */ a FROM t", K.QUERY,
+        ("SELECT 1", K.SparkQuery, {"keyword": "SELECT", "relational": True}),
+        ("select 1;", K.SparkQuery, {"text": "select 1"}),
+        ("WITH c AS (SELECT 1) SELECT * FROM c", K.SparkQuery, {"keyword": "WITH"}),
+        ("VALUES (1), (2)", K.SparkQuery, {}),
+        ("TABLE t", K.SparkQuery, {}),
+        ("FROM t SELECT a", K.SparkQuery, {}),
+        ("(SELECT 1) UNION (SELECT 2)", K.SparkQuery, {"keyword": "(", "relational": True}),
+        ("EXPLAIN SELECT 1", K.SparkQuery, {"relational": False}),
+        ("EXPLAIN EXTENDED INSERT INTO t VALUES (1)", K.SparkQuery, {}),
+        ("DESCRIBE TABLE t", K.MetadataQuery, {"relational": False}),
+        ("DESC t", K.MetadataQuery, {}),
+        ("SHOW TABLES", K.MetadataQuery, {}),
+        ("SHOW CREATE TABLE t", K.MetadataQuery, {}),
+        ("LIST JAR", K.SparkQuery, {}),
+        ("LIST FILE", K.SparkQuery, {}),
+        ("/*+ not a hint here */ SELECT /*+ COALESCE(1) */ a FROM t", K.SparkQuery,
          {"text": "SELECT /*+ COALESCE(1) */ a FROM t"}),
         # DML
-        ("INSERT INTO t VALUES (1)", K.DML, {"keyword": "INSERT"}),
-        ("INSERT OVERWRITE t SELECT 1", K.DML, {}),
-        ("WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c", K.DML, {}),
-        ("FROM s INSERT INTO t SELECT a INSERT INTO u SELECT b", K.DML, {}),
-        ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", K.DML, {}),
-        ("UPDATE t SET a = 1", K.DML, {}),
-        ("DELETE FROM t WHERE a = 1", K.DML, {}),
-        ("LOAD DATA LOCAL INPATH '/tmp/x' INTO TABLE t", K.DML, {"keyword": "LOAD"}),
+        ("INSERT INTO t VALUES (1)", K.Dml, {"verb": "INSERT", "insert": True}),
+        ("INSERT OVERWRITE t SELECT 1", K.Dml, {}),
+        ("WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c", K.Dml, {"verb": "WITH"}),
+        ("FROM s INSERT INTO t SELECT a INSERT INTO u SELECT b", K.Dml, {}),
+        ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", K.Dml, {}),
+        ("UPDATE t SET a = 1", K.Dml, {"insert": False}),
+        ("DELETE FROM t WHERE a = 1", K.Dml, {}),
+        ("LOAD DATA LOCAL INPATH '/tmp/x' INTO TABLE t", K.Dml, {"verb": "LOAD"}),
         # DDL
-        ("CREATE TABLE t (a INT)", K.DDL, {"keyword": "CREATE"}),
-        ("CREATE TABLE t AS SELECT 1", K.DDL, {}),
-        ("DROP TABLE t", K.DDL, {}),
-        ("ALTER TABLE t ADD COLUMN b INT", K.DDL, {}),
-        ("TRUNCATE TABLE t", K.DDL, {}),
-        ("MSCK REPAIR TABLE t", K.DDL, {}),
-        ("REPAIR TABLE t", K.DDL, {}),
-        ("REFRESH TABLE t", K.DDL, {}),
-        ("CACHE TABLE t", K.DDL, {}),
-        ("UNCACHE TABLE t", K.DDL, {}),
-        ("CLEAR CACHE", K.DDL, {"keyword": "CLEAR"}),
-        ("ANALYZE TABLE t COMPUTE STATISTICS", K.DDL, {}),
-        ("COMMENT ON TABLE t IS 'x'", K.DDL, {}),
-        ("DECLARE VARIABLE v INT DEFAULT 1", K.DDL, {}),
+        ("CREATE TABLE t (a INT)", K.SparkCommand, {"keyword": "CREATE", "ddl": True}),
+        ("CREATE TABLE t AS SELECT 1", K.SparkCommand, {}),
+        ("DROP TABLE t", K.SparkCommand, {}),
+        ("ALTER TABLE t ADD COLUMN b INT", K.SparkCommand, {}),
+        ("TRUNCATE TABLE t", K.SparkCommand, {}),
+        ("MSCK REPAIR TABLE t", K.SparkCommand, {}),
+        ("REPAIR TABLE t", K.SparkCommand, {}),
+        ("REFRESH TABLE t", K.SparkCommand, {}),
+        ("CACHE TABLE t", K.SparkCommand, {}),
+        ("UNCACHE TABLE t", K.SparkCommand, {}),
+        ("CLEAR CACHE", K.SparkCommand, {"keyword": "CLEAR"}),
+        ("ANALYZE TABLE t COMPUTE STATISTICS", K.SparkCommand, {}),
+        ("COMMENT ON TABLE t IS 'x'", K.SparkCommand, {}),
+        ("DECLARE VARIABLE v INT DEFAULT 1", K.SparkCommand, {}),
         # anything else is Spark's business
-        ("CALL sys.proc()", K.OTHER, {}),
-        ("EXECUTE IMMEDIATE 'SELECT 1'", K.OTHER, {}),
-        ("BEGIN SELECT 1; SELECT 2; END", K.OTHER, {"keyword": "BEGIN"}),
-        ("END x", K.OTHER, {}),
-        ("LOAD x", K.OTHER, {}),
-        ("CLEAR x", K.OTHER, {}),
+        ("CALL sys.proc()", K.SparkCommand, {"ddl": False}),
+        ("EXECUTE IMMEDIATE 'SELECT 1'", K.SparkCommand, {}),
+        ("BEGIN SELECT 1; SELECT 2; END", K.SparkCommand, {"keyword": "BEGIN"}),
+        ("END x", K.SparkCommand, {}),
+        ("LOAD x", K.SparkCommand, {}),
+        ("CLEAR x", K.SparkCommand, {}),
     ],
 )
-def test_parse_statement(statement: str, kind: StatementKind, fields: dict[str, Any]) -> None:
+def test_parse_statement(statement: str, kind: type[Statement], fields: dict[str, Any]) -> None:
     parsed = parse_statement(statement)
-    assert parsed.kind is kind
+    assert type(parsed) is kind
     for name, value in fields.items():
+        if name == "inner":
+            assert isinstance(parsed, K.ExecuteStatementSet)
+            assert tuple(inner.text for inner in parsed.statements) == value
+            continue
         assert getattr(parsed, name) == value, name
     if "text" not in fields:
         assert parsed.text == statement.strip().rstrip(";").strip()
@@ -263,16 +266,16 @@ def test_parse_errors(statement: str, message: str) -> None:
 
 def test_windows_line_endings_and_positions() -> None:
     parsed = parse_statement("-- header\r\nSET k = v w\r\n;\r\n")
-    assert (parsed.kind, parsed.key, parsed.value) == (K.SET, "k", "v w")
+    assert parsed == K.Set("SET k = v w", "k", "v w")
     with pytest.raises(SqlParseError, match="line 2, column 6"):
         parse_statement("SELECT 1,\r\nfoo, 'x")
 
 
 def test_parsed_statement_is_frozen_and_hashable() -> None:
     parsed = parse_statement("CREATE CATALOG c WITH ('type' = 'x')")
-    assert isinstance(parsed, ParsedStatement)
+    assert isinstance(parsed, K.CreateCatalog)
     with pytest.raises(AttributeError):
-        parsed.kind = K.QUERY  # type: ignore[misc]
+        parsed.name = "d"  # type: ignore[misc]
     with pytest.raises(TypeError):
         parsed.options["type"] = "y"  # type: ignore[index]
     assert hash(parsed) == hash(parse_statement("CREATE CATALOG c WITH ('type' = 'x')"))

@@ -54,9 +54,8 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.session import Session
 from sparkgate.service.spark.jobs import progress_for_tag
-from sparkgate.service.statements.dispatch import run_parsed, statement_executor
+from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.parser import parse_statement
-from sparkgate.service.streaming import statements as streaming
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -180,11 +179,15 @@ class SparkGatewayService:
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
         defaults = self.config.to_dict()
         window = self._partition_window or 2 * self.spark.sparkContext.defaultParallelism
-        session = Session(
-            handle, environment, spark, defaults, OperationManager(self._pool), window
+        return Session(
+            handle,
+            environment,
+            spark,
+            defaults,
+            OperationManager(self._pool),
+            window,
+            jobs=self._jobs,
         )
-        streaming.bind(session, self._jobs)
-        return session
 
     def _session(self, handle: SessionHandle) -> Session:
         return self._sessions.get(handle)
@@ -245,7 +248,7 @@ class SparkGatewayService:
             )
         operation = self._new_operation(
             target,
-            lambda op: run_parsed(target, parsed, op),
+            parsed_executor(target, parsed),
             statement=parsed.text,
             timeout=timeout,
         )
@@ -269,7 +272,7 @@ class SparkGatewayService:
         target = self._session(session)
         operation = self._new_operation(
             target,
-            statement_executor(target, statement),
+            statement_executor(target, statement, config),
             statement=statement,
             timeout=timeout,
             config=config,

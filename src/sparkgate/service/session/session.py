@@ -23,10 +23,13 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
+from sparkgate.service.session.context import SessionContext
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from sparkgate.service.job.registry import JobRegistry
 
 __all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
 
@@ -49,6 +52,8 @@ def is_spark_key(key: str) -> bool:
 
 
 class Session:
+    """One gateway session; what its statements share is its :attr:`context`."""
+
     def __init__(
         self,
         handle: SessionHandle,
@@ -57,6 +62,8 @@ class Session:
         defaults: Mapping[str, str],
         operations: OperationManager,
         partition_window: int = 2,
+        *,
+        jobs: JobRegistry,
     ) -> None:
         self.handle = handle
         self.environment = environment
@@ -65,9 +72,9 @@ class Session:
         self.partition_window = partition_window
         self.created = time.time()
         self.last_access = time.monotonic()
-        self.jars: list[str] = list(environment.jars)
-        self._defaults = dict(defaults)
-        self._properties: dict[str, str] = {}
+        self.context = SessionContext(jobs, defaults=dict(defaults), jars=list(environment.jars))
+        self._defaults = self.context.defaults
+        self._properties = self.context.properties
         self._lock = threading.RLock()
         default_zone = self._default_zone()
         if default_zone is not None:

@@ -1,12 +1,10 @@
-"""Gateway-level SQL statements: tokenizer, script splitter and classifier."""
+"""The statement pipeline: parse once into a typed statement (``kinds``), then
+its handler from the registry (``handlers``); see docs/statements.md."""
 
 from __future__ import annotations
 
-from sparkgate.service.statements.parser import (
-    ParsedStatement,
-    StatementKind,
-    parse_statement,
-)
+from sparkgate.service.statements.kinds import Statement
+from sparkgate.service.statements.parser import QUERY_KEYWORDS, parse_statement
 from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 from sparkgate.sql.splitter import (
     is_complete,
@@ -15,8 +13,8 @@ from sparkgate.sql.splitter import (
 )
 
 __all__ = [
-    "ParsedStatement",
-    "StatementKind",
+    "QUERY_KEYWORDS",
+    "Statement",
     "Token",
     "TokenKind",
     "is_complete",

@@ -31,12 +31,12 @@ from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import to_result_schema
-from sparkgate.service.statements.parser import ParsedStatement
+from sparkgate.service.statements.kinds import MetadataQuery
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, masked_options
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.resolve import lookup
-from sparkgate.sql.lexer import Token, TokenKind, dotted_name, statement_tokens, unquote
+from sparkgate.sql.lexer import Token, TokenKind, dotted_name, unquote
 
 if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
@@ -76,11 +76,11 @@ def flink_shapes(session: Session) -> bool:
     return version is None or version.endpoint != HIVESERVER2
 
 
-def metadata_statement(session: Session, parsed: ParsedStatement) -> Execution | None:
+def metadata_statement(session: Session, parsed: MetadataQuery) -> Execution | None:
     """The answer to a SHOW / DESCRIBE form the gateway shapes, or None for Spark's."""
     if parsed.keyword not in ("SHOW", "DESCRIBE", "DESC"):
         return None
-    tokens = statement_tokens(parsed.text)
+    tokens = list(parsed.tokens)
     words = [t.upper if t.kind is TokenKind.WORD else None for t in tokens]
     flink = flink_shapes(session)
     if parsed.keyword == "SHOW":

@@ -1,20 +1,22 @@
-"""Recognise the gateway's own statements and classify Spark's.
+"""The one parser of the gateway's own statements; it also classifies Spark's.
 
-Gateway statements (SET, RESET, jars, statement sets, jobs, CREATE CATALOG,
-modules) are parsed fully because the gateway runs them itself. Everything
-else is classified by its leading keywords only, so the service knows what
-kind of result to produce; Spark's parser then accepts or rejects it.
+Gateway statements (SET, RESET, jars, statement sets, jobs, connector DDL,
+CREATE CATALOG, modules) are parsed fully because the gateway runs them
+itself. Spark SQL is classified by its leading keywords only, so the service
+knows which handler runs it; Spark's parser then accepts or rejects it and is
+the authority on its structure. Each statement becomes one typed value of
+:mod:`~sparkgate.service.statements.kinds`, once.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from sparkgate.api.errors import SqlParseError
+from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
+from sparkgate.service.statements import kinds as k
+from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
     Token,
     TokenKind,
@@ -25,98 +27,9 @@ from sparkgate.sql.lexer import (
 )
 from sparkgate.sql.splitter import group_statements, is_complete, split_statements
 
-__all__ = ["INCOMPLETE_MARK", "ParsedStatement", "StatementKind", "incomplete", "parse_statement"]
+__all__ = ["INCOMPLETE_MARK", "QUERY_KEYWORDS", "incomplete", "parse_statement"]
 
 _log = logging.getLogger(__name__)
-
-
-class StatementKind(enum.Enum):
-    # Run by the gateway.
-    SET = "SET"
-    SHOW_CONFIG = "SHOW_CONFIG"
-    RESET = "RESET"
-    ADD_JAR = "ADD_JAR"
-    REMOVE_JAR = "REMOVE_JAR"
-    SHOW_JARS = "SHOW_JARS"
-    BEGIN_STATEMENT_SET = "BEGIN_STATEMENT_SET"
-    END_STATEMENT_SET = "END_STATEMENT_SET"
-    EXECUTE_STATEMENT_SET = "EXECUTE_STATEMENT_SET"
-    SHOW_JOBS = "SHOW_JOBS"
-    STOP_JOB = "STOP_JOB"
-    DESCRIBE_JOB = "DESCRIBE_JOB"
-    CREATE_CATALOG = "CREATE_CATALOG"
-    USE = "USE"
-    LOAD_MODULE = "LOAD_MODULE"
-    UNLOAD_MODULE = "UNLOAD_MODULE"
-    # Run by Spark.
-    QUERY = "QUERY"
-    DML = "DML"
-    DDL = "DDL"
-    SPARK_SET = "SPARK_SET"
-    OTHER = "OTHER"
-
-
-_CONFIGURE_SESSION_KINDS = frozenset(
-    {
-        StatementKind.SET,
-        StatementKind.RESET,
-        StatementKind.SPARK_SET,
-        StatementKind.ADD_JAR,
-        StatementKind.REMOVE_JAR,
-        StatementKind.CREATE_CATALOG,
-        StatementKind.USE,
-        StatementKind.LOAD_MODULE,
-        StatementKind.UNLOAD_MODULE,
-    }
-)
-
-
-def _empty_options() -> Mapping[str, str]:
-    return MappingProxyType({})
-
-
-@dataclass(frozen=True)
-class ParsedStatement:
-    """One classified statement.
-
-    ``keyword`` is the upper-cased first word (``(`` for a parenthesised
-    query). ``key``/``value`` belong to SET, SHOW_CONFIG and RESET (``None``
-    meaning "all"); ``path`` to ADD/REMOVE JAR; ``names`` to USE, CREATE
-    CATALOG and (UN)LOAD MODULE; ``options`` to ``WITH (...)``; ``inner`` to
-    EXECUTE STATEMENT SET; ``job_id`` and the ``with_*`` flags to the job
-    statements.
-    """
-
-    kind: StatementKind
-    text: str
-    keyword: str = ""
-    key: str | None = None
-    value: str | None = None
-    path: str | None = None
-    names: tuple[str, ...] = ()
-    options: Mapping[str, str] = field(default_factory=_empty_options, hash=False)
-    inner: tuple[str, ...] = ()
-    job_id: str | None = None
-    with_savepoint: bool = False
-    with_drain: bool = False
-    if_not_exists: bool = False
-    use_catalog: bool = False
-
-    @property
-    def allowed_in_configure_session(self) -> bool:
-        """FLIP-91: SET/RESET/CREATE/DROP/ALTER/USE/ADD JAR/REMOVE JAR/LOAD/UNLOAD."""
-        if self.kind in _CONFIGURE_SESSION_KINDS:
-            return True
-        return self.kind is StatementKind.DDL and self.keyword in (
-            "CREATE",
-            "DROP",
-            "ALTER",
-        )
-
-    @property
-    def is_query(self) -> bool:
-        """Spark returns rows for it."""
-        return self.kind is StatementKind.QUERY
 
 
 class _Cursor:
@@ -254,26 +167,26 @@ def _name(cursor: _Cursor, statement: str) -> str:
     return raw
 
 
-def _parse_set(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse_set(cursor: _Cursor, text: str) -> k.Statement:
     first = cursor.word()
     second = cursor.peek(1)
     continues = second is not None and second.kind is not TokenKind.EQUALS
     if (first == "TIME" and cursor.word(1) == "ZONE") or (
         first in ("VAR", "VARIABLE", "CATALOG") and continues
     ):
-        return ParsedStatement(StatementKind.SPARK_SET, text, "SET")
+        return k.SparkSet(text, _keywords(cursor.tokens), ddl=False)
     if cursor.at_end():
-        return ParsedStatement(StatementKind.SHOW_CONFIG, text, "SET")
+        return k.ShowConfig(text, None)
     tok = cursor.peek()
     if tok is not None and tok.text == "-" and cursor.word(1) == "V" and cursor.peek(2) is None:
         # Spark's `SET -v` lists every option with its documentation.
-        return ParsedStatement(StatementKind.QUERY, text, "SET")
+        return k.SparkQuery(text, "SET", relational=False)
     equals = next(
         (j for j, t in enumerate(cursor.tokens) if j >= cursor.i and t.kind is TokenKind.EQUALS),
         None,
     )
     if equals is None:
-        return ParsedStatement(StatementKind.SHOW_CONFIG, text, "SET", key=_name(cursor, "SET"))
+        return k.ShowConfig(text, _name(cursor, "SET"))
     if equals == cursor.i:
         raise cursor.error("SET needs a key before '='")
     key_cursor = _Cursor(cursor.source, cursor.tokens[cursor.i : equals])
@@ -282,10 +195,10 @@ def _parse_set(cursor: _Cursor, text: str) -> ParsedStatement:
     value = _single_value(cursor)
     if value is None:
         value = cursor.rest().strip()
-    return ParsedStatement(StatementKind.SET, text, "SET", key=key, value=value)
+    return k.Set(text, key, value)
 
 
-def _parse_jar(cursor: _Cursor, text: str, kind: StatementKind, verb: str) -> ParsedStatement:
+def _jar_path(cursor: _Cursor, verb: str) -> str:
     if cursor.at_end():
         raise cursor.error(f"{verb} JAR needs a path")
     first = cursor.peek()
@@ -294,7 +207,7 @@ def _parse_jar(cursor: _Cursor, text: str, kind: StatementKind, verb: str) -> Pa
         if first is not None and first.kind is TokenKind.STRING:
             raise cursor.error(f"{verb} JAR takes one path", cursor.peek(1))
         path = cursor.rest()
-    return ParsedStatement(kind, text, verb, path=path)
+    return path
 
 
 def _job_id(cursor: _Cursor, statement: str) -> str:
@@ -305,7 +218,7 @@ def _job_id(cursor: _Cursor, statement: str) -> str:
     return unquote(tok)
 
 
-def _parse_stop_job(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse_stop_job(cursor: _Cursor, text: str) -> k.StopJob:
     job_id = _job_id(cursor, "STOP JOB")
     savepoint = drain = False
     while not cursor.at_end():
@@ -315,17 +228,10 @@ def _parse_stop_job(cursor: _Cursor, text: str) -> ParsedStatement:
             drain = True
         else:
             raise cursor.error("expected WITH SAVEPOINT or WITH DRAIN")
-    return ParsedStatement(
-        StatementKind.STOP_JOB,
-        text,
-        "STOP",
-        job_id=job_id,
-        with_savepoint=savepoint,
-        with_drain=drain,
-    )
+    return k.StopJob(text, job_id, with_savepoint=savepoint, with_drain=drain)
 
 
-def _parse_execute_statement_set(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse_execute_statement_set(cursor: _Cursor, text: str) -> k.ExecuteStatementSet:
     begin = cursor.peek()
     if begin is None:
         raise incomplete(cursor.source, "expected BEGIN after EXECUTE STATEMENT SET")
@@ -335,49 +241,42 @@ def _parse_execute_statement_set(cursor: _Cursor, text: str) -> ParsedStatement:
     if last is begin or last.upper != "END":
         raise incomplete(cursor.source, "EXECUTE STATEMENT SET BEGIN is missing its END")
     body = cursor.source[begin.end : last.start]
-    return ParsedStatement(
-        StatementKind.EXECUTE_STATEMENT_SET,
-        text,
-        "EXECUTE",
-        inner=tuple(split_statements(body)),
+    return k.ExecuteStatementSet(
+        text, tuple(parse_statement(inner) for inner in split_statements(body))
     )
 
 
-def _parse_create_catalog(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse_create_catalog(cursor: _Cursor, text: str) -> k.CreateCatalog:
     if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
     name = cursor.identifier()
     if not cursor.accept("WITH"):
         raise cursor.error("CREATE CATALOG expects WITH ('key' = 'value', ...)")
     options = cursor.with_options()
     cursor.expect_end("CREATE CATALOG")
-    return ParsedStatement(
-        StatementKind.CREATE_CATALOG,
-        text,
-        "CREATE",
-        names=(name,),
-        options=options,
-        if_not_exists=if_not_exists,
-    )
+    return k.CreateCatalog(text, name, options, if_not_exists=if_not_exists)
 
 
-def _parse_module(cursor: _Cursor, text: str, kind: StatementKind, verb: str) -> ParsedStatement:
+def _parse_module(cursor: _Cursor, text: str, verb: str) -> k.Statement:
     name = cursor.identifier()
-    options: Mapping[str, str] = _empty_options()
-    if kind is StatementKind.LOAD_MODULE and cursor.accept("WITH"):
+    if verb == "UNLOAD":
+        cursor.expect_end("UNLOAD MODULE")
+        return k.UnloadModule(text, name)
+    options: Mapping[str, str] = MappingProxyType({})
+    if cursor.accept("WITH"):
         options = cursor.with_options()
-    cursor.expect_end(f"{verb} MODULE")
-    return ParsedStatement(kind, text, verb, names=(name,), options=options)
+    cursor.expect_end("LOAD MODULE")
+    return k.LoadModule(text, name, options)
 
 
-def _parse_use(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse_use(cursor: _Cursor, text: str) -> k.Statement:
     if cursor.accept("MODULES"):
-        return ParsedStatement(StatementKind.OTHER, text, "USE")
+        return k.SparkCommand(text, _keywords(cursor.tokens), ddl=False)
     catalog = cursor.word() == "CATALOG" and cursor.peek(1) is not None
     if catalog:
         cursor.take()
         name = cursor.identifier()
         cursor.expect_end("USE CATALOG")
-        return ParsedStatement(StatementKind.USE, text, "USE", names=(name,), use_catalog=True)
+        return k.Use(text, (name,), catalog=True)
     if cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE") and cursor.peek(1) is not None:
         cursor.take()
     try:
@@ -385,8 +284,27 @@ def _parse_use(cursor: _Cursor, text: str) -> ParsedStatement:
         cursor.expect_end("USE")
     except SqlParseError:
         # e.g. `USE IDENTIFIER('db')`: Spark knows what to do.
-        return ParsedStatement(StatementKind.OTHER, text, "USE")
-    return ParsedStatement(StatementKind.USE, text, "USE", names=names)
+        return k.SparkCommand(text, _keywords(cursor.tokens), ddl=False)
+    return k.Use(text, names, catalog=False)
+
+
+def _parse_drop_temporary(cursor: _Cursor, text: str) -> k.Statement:
+    """``DROP TEMPORARY TABLE [IF EXISTS] name`` after DROP TEMPORARY TABLE."""
+    if_exists = cursor.accept("IF", "EXISTS")
+    rest = cursor.tokens[cursor.i :]
+    if len(rest) != 1 or rest[0].kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+        raise UnsupportedStatementError(
+            f"Expected DROP TEMPORARY TABLE [IF EXISTS] name (one part): {text}"
+        )
+    return k.DropTemporaryTable(text, unquote(rest[0]), if_exists)
+
+
+def _parse_create(cursor: _Cursor, text: str) -> k.Statement:
+    """Flink's connector DDL, or Spark's own CREATE."""
+    definition = parse_connector_table(text)
+    if definition is not None:
+        return k.ConnectorTableCreate(text, definition)
+    return k.SparkCommand(text, _keywords(cursor.tokens), ddl=True)
 
 
 def _has_top_level_insert(tokens: list[Token]) -> bool:
@@ -402,7 +320,17 @@ def _has_top_level_insert(tokens: list[Token]) -> bool:
     return False
 
 
-_QUERY_WORDS = frozenset({"SELECT", "VALUES", "TABLE", "EXPLAIN", "DESCRIBE", "DESC", "SHOW"})
+def _keywords(tokens: list[Token]) -> tuple[str, ...]:
+    return tuple(t.upper for t in tokens[:3] if t.kind is TokenKind.WORD)
+
+
+QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
+"""The one set of words that start a query in the SQL sense (a ``SparkQuery``
+that is ``relational``); ``WITH`` and ``FROM`` only when no INSERT follows."""
+
+# Spark statements that answer with rows without being relational queries.
+_ROW_WORDS = frozenset({"EXPLAIN", "DESCRIBE", "DESC", "SHOW"})
+_METADATA_WORDS = frozenset({"DESCRIBE", "DESC", "SHOW"})
 _DML_WORDS = frozenset({"INSERT", "MERGE", "UPDATE", "DELETE"})
 _DDL_WORDS = frozenset(
     {
@@ -423,73 +351,72 @@ _DDL_WORDS = frozenset(
 _LIST_TARGETS = frozenset({"FILE", "FILES", "JAR", "JARS", "ARCHIVE", "ARCHIVES"})
 
 
-def _classify(cursor: _Cursor, text: str) -> ParsedStatement:
+def _parse(cursor: _Cursor, text: str) -> k.Statement:
     first_token = cursor.peek()
     assert first_token is not None
     if first_token.kind is TokenKind.LPAREN:
-        return ParsedStatement(StatementKind.QUERY, text, "(")
+        return k.SparkQuery(text, "(", relational=True)
     first = cursor.word()
     if first is None:
-        return ParsedStatement(StatementKind.OTHER, text, first_token.upper)
+        return k.SparkCommand(text, (first_token.upper,), ddl=False)
     cursor.take()
-
-    def simple(kind: StatementKind) -> ParsedStatement:
-        return ParsedStatement(kind, text, first or "")
 
     if first == "SET":
         return _parse_set(cursor, text)
     if first == "RESET":
-        key = None if cursor.at_end() else _name(cursor, "RESET")
-        return ParsedStatement(StatementKind.RESET, text, "RESET", key=key)
+        return k.Reset(text, None if cursor.at_end() else _name(cursor, "RESET"))
     if first in ("ADD", "REMOVE") and cursor.accept("JAR"):
-        kind = StatementKind.ADD_JAR if first == "ADD" else StatementKind.REMOVE_JAR
-        return _parse_jar(cursor, text, kind, first)
+        path = _jar_path(cursor, first)
+        return k.AddJar(text, path) if first == "ADD" else k.RemoveJar(text, path)
     if first == "SHOW":
-        for word, kind in (
-            ("JARS", StatementKind.SHOW_JARS),
-            ("JOBS", StatementKind.SHOW_JOBS),
-        ):
-            if cursor.accept(word):
-                cursor.expect_end(f"SHOW {word}")
-                return simple(kind)
-        return simple(StatementKind.QUERY)
+        if cursor.accept("JARS"):
+            cursor.expect_end("SHOW JARS")
+            return k.ShowJars(text)
+        if cursor.accept("JOBS"):
+            cursor.expect_end("SHOW JOBS")
+            return k.ShowJobs(text)
     if first in ("DESCRIBE", "DESC") and cursor.word() == "JOB":
         tok = cursor.peek(1)
         if tok is not None and tok.kind is TokenKind.STRING:
             cursor.take()
             job_id = _job_id(cursor, "DESCRIBE JOB")
             cursor.expect_end("DESCRIBE JOB")
-            return ParsedStatement(StatementKind.DESCRIBE_JOB, text, first, job_id=job_id)
+            return k.DescribeJob(text, job_id)
     if first == "STOP" and cursor.accept("JOB"):
         return _parse_stop_job(cursor, text)
     if first == "BEGIN" and cursor.accept("STATEMENT", "SET"):
         cursor.expect_end("BEGIN STATEMENT SET")
-        return simple(StatementKind.BEGIN_STATEMENT_SET)
+        return k.BeginStatementSet(text)
     if first == "END" and cursor.at_end():
-        return simple(StatementKind.END_STATEMENT_SET)
+        return k.EndStatementSet(text)
     if first == "EXECUTE" and cursor.accept("STATEMENT", "SET"):
         return _parse_execute_statement_set(cursor, text)
     if first == "CREATE" and cursor.accept("CATALOG"):
         return _parse_create_catalog(cursor, text)
     if first in ("LOAD", "UNLOAD") and cursor.accept("MODULE"):
-        kind = StatementKind.LOAD_MODULE if first == "LOAD" else StatementKind.UNLOAD_MODULE
-        return _parse_module(cursor, text, kind, first)
+        return _parse_module(cursor, text, first)
     if first == "USE":
         return _parse_use(cursor, text)
-    if first in ("WITH", "FROM"):
-        dml = _has_top_level_insert(cursor.tokens)
-        return simple(StatementKind.DML if dml else StatementKind.QUERY)
-    if first in _QUERY_WORDS or (first == "LIST" and cursor.word() in _LIST_TARGETS):
-        return simple(StatementKind.QUERY)
+    if first == "DROP" and cursor.accept("TEMPORARY", "TABLE"):
+        return _parse_drop_temporary(cursor, text)
+    if first == "CREATE":
+        return _parse_create(cursor, text)
+    if first in ("WITH", "FROM") and _has_top_level_insert(cursor.tokens):
+        return k.Dml(text, first)
+    if first in QUERY_KEYWORDS:
+        return k.SparkQuery(text, first, relational=True)
+    if first in _METADATA_WORDS:
+        return k.MetadataQuery(text, first, relational=False, tokens=tuple(cursor.tokens))
+    if first in _ROW_WORDS or (first == "LIST" and cursor.word() in _LIST_TARGETS):
+        return k.SparkQuery(text, first, relational=False)
     if first in _DML_WORDS or (first == "LOAD" and cursor.word() == "DATA"):
-        return simple(StatementKind.DML)
-    if (
+        return k.Dml(text, first)
+    ddl = (
         first in _DDL_WORDS
         or (first == "CLEAR" and cursor.word() == "CACHE")
         or (first == "COMMENT" and cursor.word() == "ON")
-    ):
-        return simple(StatementKind.DDL)
-    return simple(StatementKind.OTHER)
+    )
+    return k.SparkCommand(text, _keywords(cursor.tokens), ddl=ddl)
 
 
 INCOMPLETE_MARK = 'Encountered "<EOF>"'
@@ -529,8 +456,10 @@ def _ensure_complete(statement: str, tokens: list[Token], groups: list[list[Toke
         raise incomplete(statement, f"{block} is missing its END")
 
 
-def parse_statement(statement: str) -> ParsedStatement:
-    """Classify one statement; a trailing ``;`` and comments around it are allowed.
+def parse_statement(statement: str) -> k.Statement:
+    """Parse one statement into its typed value.
+
+    A trailing ``;`` and comments around the statement are allowed.
 
     Raises ``SqlParseError`` when there is no statement, more than one, an
     unterminated quote or comment, or a malformed gateway statement. An
@@ -546,12 +475,12 @@ def parse_statement(statement: str) -> ParsedStatement:
     group = groups[0]
     text = statement[group[0].start : group[-1].end]
     try:
-        parsed = _classify(_Cursor(statement, group), text)
+        parsed = _parse(_Cursor(statement, group), text)
     except SqlParseError as exc:
         if _open_parens(group):
             raise incomplete(statement, str(exc)) from None
         raise
     if _open_parens(group):
         raise incomplete(statement, "a '(' is not closed")
-    _log.debug("parsed %s statement", parsed.kind.value)
+    _log.debug("parsed %s statement", type(parsed).__name__)
     return parsed

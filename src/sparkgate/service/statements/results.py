@@ -1,5 +1,5 @@
 """The small all-strings results the gateway answers itself: ``OK``, a ``job id``,
-SHOW JOBS, SET; one place, for the dispatcher and the streaming statements."""
+SHOW JOBS, SET; one place, for the statement handlers."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
-"""The streaming statements the dispatcher hands over: connector DDL, queries and
-INSERTs over connector tables or in streaming mode, jobs and statement sets.
+"""The streaming strategy of the statement handlers: Flink's connector tables,
+runtime mode, changelog results, long-running jobs and statement sets.
 
-Each function returns an :class:`Execution` (or ``None`` when the statement
-is plain Spark SQL the dispatcher runs as before), so batch statements that
-touch no connector table pay nothing but a cached catalog lookup.
+The handlers of ``service/statements/`` call it; it never calls them back
+(the dependency goes one way). Every function works on a session and the
+statement's :class:`RuntimeOptions` (the session's options overlaid with the
+statement's own), so batch statements that touch no connector table pay
+nothing but a cached catalog lookup.
 """
 
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +26,10 @@ from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import to_result_schema
-from sparkgate.service.statements.parser import ParsedStatement, StatementKind, parse_statement
-from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.service.streaming import connectors, resolve
-from sparkgate.service.streaming.ddl import TableDefinition, parse_connector_table
+from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
-from sparkgate.service.streaming.jobs import JobRegistry
 from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
-from sparkgate.sql.lexer import TokenKind, statement_tokens, unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -43,67 +40,68 @@ if TYPE_CHECKING:
     from sparkgate.service.streaming.resolve import Resolution
 
 __all__ = [
-    "GATEWAY_KINDS",
-    "add_to_statement_set",
-    "bind",
+    "InsertPlan",
+    "RuntimeOptions",
     "check_option",
     "create_connector_table",
     "drop_temporary_table",
-    "in_statement_set",
     "invalidate_tables",
+    "plan_insert",
     "query_execution",
-    "registry_of",
-    "run_dml",
-    "run_gateway_statement",
+    "spark_statement",
     "streaming_execution",
+    "submit",
 ]
 
 log = logging.getLogger(__name__)
 
-GATEWAY_KINDS = frozenset(
-    {
-        StatementKind.BEGIN_STATEMENT_SET,
-        StatementKind.END_STATEMENT_SET,
-        StatementKind.EXECUTE_STATEMENT_SET,
-        StatementKind.SHOW_JOBS,
-        StatementKind.STOP_JOB,
-        StatementKind.DESCRIBE_JOB,
-    }
-)
 _MODES = ("batch", "streaming")
 _STOPPED = frozenset({OperationStatus.CANCELED, OperationStatus.CLOSED, OperationStatus.TIMEOUT})
-_QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM", "("})
-
-_registries: weakref.WeakKeyDictionary[Session, JobRegistry] = weakref.WeakKeyDictionary()
-_statement_sets: weakref.WeakKeyDictionary[Session, list[str]] = weakref.WeakKeyDictionary()
-_fallback: dict[str, JobRegistry] = {}
 
 
-# -- session state -----------------------------------------------------------------
+# -- options -----------------------------------------------------------------------
 
 
-def bind(session: Session, registry: JobRegistry) -> None:
-    """Give ``session`` the gateway's job registry."""
-    _registries[session] = registry
-
-
-def registry_of(session: Session) -> JobRegistry:
-    registry = _registries.get(session)
-    if registry is None:  # a session built without the gateway (tests of parts)
-        data_dir = session.get(options.DATA_DIR.key) or options.DATA_DIR.default_display
-        registry = _fallback.setdefault(data_dir, JobRegistry(Path(data_dir)))
-        _registries[session] = registry
-    return registry
-
-
-def _option(session: Session, option: ConfigOption[Any]) -> Any:
-    raw = session.get(option.key)
+def _parsed(option: ConfigOption[Any], raw: str | None) -> Any:
     if raw is None or raw == "":
         return option.default
     try:
         return option.parse(raw)
     except ValueError as exc:
         raise ExecutionError(f"Invalid value for {option.key}: {exc}") from exc
+
+
+class RuntimeOptions:
+    """The options one statement runs with: the session's configuration overlaid
+    with the statement's own (REST ``executionConfig``, HiveServer2
+    ``confOverlay``). Each is read when asked for, so a bad value only fails
+    the statements that use it."""
+
+    def __init__(self, get: Callable[[str], str | None]) -> None:
+        self._raw = get
+
+    def _get(self, option: ConfigOption[Any]) -> Any:
+        return _parsed(option, self._raw(option.key))
+
+    @property
+    def streaming(self) -> bool:
+        return str(self._get(options.RUNTIME_MODE)).lower() == "streaming"
+
+    @property
+    def dml_sync(self) -> bool:
+        return bool(self._get(options.DML_SYNC))
+
+    @property
+    def trigger_s(self) -> float:
+        return float(self._get(options.CHECKPOINTING_INTERVAL).total_seconds())
+
+    @property
+    def pipeline_name(self) -> str | None:
+        return str(self._get(options.PIPELINE_NAME)) or None
+
+    @property
+    def savepoint_path(self) -> str | None:
+        return str(self._get(options.SAVEPOINT_PATH)) or None
 
 
 def check_option(key: str, value: str) -> None:
@@ -115,36 +113,30 @@ def check_option(key: str, value: str) -> None:
         )
 
 
-def _streaming(session: Session) -> bool:
-    return str(_option(session, options.RUNTIME_MODE)).lower() == "streaming"
+def invalidate_tables(session: Session | None = None, text: str | None = None) -> None:
+    """DDL ran: cached connector-table lookups of the names it touched may be stale."""
+    resolve.invalidate(session.spark if session is not None else None, text)
 
 
-def _trigger_s(session: Session) -> float:
-    return float(_option(session, options.CHECKPOINTING_INTERVAL).total_seconds())
-
-
-def invalidate_tables() -> None:
-    """DDL ran: cached connector-table lookups may be stale."""
-    resolve.invalidate()
-
-
-def in_statement_set(session: Session) -> bool:
-    return session in _statement_sets
+def spark_statement(session: Session, text: str) -> DataFrame:
+    """Spark runs ``text`` as written."""
+    try:
+        return session.spark.sql(text)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
 
 
 # -- DDL ---------------------------------------------------------------------------
 
 
-def create_connector_table(session: Session, text: str) -> Execution | None:
-    """Store Flink's ``CREATE TABLE ... WITH (...)``; None for Spark's own DDL."""
-    definition = parse_connector_table(text)
+def create_connector_table(session: Session, definition: TableDefinition) -> None:
+    """Store Flink's ``CREATE TABLE ... WITH ('connector' = ...)``."""
     resolve.invalidate()
-    if definition is None:
-        return None
     connectors.check_definition(definition)
     spark = session.spark
     if definition.temporary:
-        return _create_temporary(session, definition)
+        _create_temporary(session, definition)
+        return
     if definition.connector == "filesystem":
         _make_dirs(session, definition.options["path"])
         body = None
@@ -159,10 +151,9 @@ def create_connector_table(session: Session, text: str) -> Execution | None:
     finally:
         resolve.invalidate()
     log.info("Created %s table %s", definition.connector, ".".join(definition.name))
-    return ok_result()
 
 
-def _create_temporary(session: Session, definition: TableDefinition) -> Execution:
+def _create_temporary(session: Session, definition: TableDefinition) -> None:
     """A temporary connector table: a temporary view of the session, as Spark's are."""
     if len(definition.name) != 1:
         raise UnsupportedStatementError(
@@ -173,7 +164,7 @@ def _create_temporary(session: Session, definition: TableDefinition) -> Executio
     view = definition.name[0]
     if spark._jsparkSession.sessionState().catalog().getTempView(view).isDefined():
         if definition.if_not_exists:
-            return ok_result()
+            return
         raise ExecutionError(
             f"Temporary table '{view}' already exists",
             causes=(f"ValidationException: temporary table '{view}' already exists",),
@@ -186,29 +177,17 @@ def _create_temporary(session: Session, definition: TableDefinition) -> Executio
         raise to_execution_error(exc) from exc
     resolve.register_temporary(spark, definition)
     log.info("Created temporary %s table %s", definition.connector, view)
-    return ok_result()
 
 
-def drop_temporary_table(session: Session, text: str) -> Execution | None:
-    """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name``; None for other statements."""
-    tokens = statement_tokens(text)
-    words = [t.upper for t in tokens]
-    if words[:3] != ["DROP", "TEMPORARY", "TABLE"]:
-        return None
-    if_exists = words[3:5] == ["IF", "EXISTS"]
-    rest = tokens[5:] if if_exists else tokens[3:]
-    if len(rest) != 1 or rest[0].kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        raise UnsupportedStatementError(
-            f"Expected DROP TEMPORARY TABLE [IF EXISTS] name (one part): {text}"
-        )
-    view = unquote(rest[0])
+def drop_temporary_table(session: Session, view: str, if_exists: bool) -> None:
+    """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name``."""
+    resolve.invalidate()
     resolve.forget_temporary(session.spark, view)
     if not session.spark.catalog.dropTempView(view) and not if_exists:
         raise ExecutionError(
             f"Temporary table '{view}' does not exist",
             causes=(f"ValidationException: temporary table '{view}' does not exist",),
         )
-    return ok_result()
 
 
 def _make_dirs(session: Session, path: str) -> None:
@@ -223,18 +202,15 @@ def _make_dirs(session: Session, path: str) -> None:
 
 
 def query_execution(
-    session: Session, parsed: ParsedStatement, operation: Operation
+    session: Session, text: str, runtime: RuntimeOptions, operation: Operation
 ) -> DataFrame | Execution | None:
-    """A query over connector tables: a batch frame, or a streaming changelog.
+    """A relational query over connector tables: a batch frame, or a streaming changelog.
 
     None when the query reads no connector table (Spark runs it unchanged).
     """
-    if parsed.keyword.upper() not in _QUERY_KEYWORDS:
-        return None
-    streaming = _streaming(session)
     try:
         with resolve.resolved(
-            session.spark, parsed.text, streaming=streaming, trigger_s=_trigger_s(session)
+            session.spark, text, streaming=runtime.streaming, trigger_s=runtime.trigger_s
         ) as resolution:
             if not resolution.definitions and not resolution.sources:
                 return None
@@ -244,12 +220,16 @@ def query_execution(
     except Exception as exc:
         raise to_execution_error(exc) from exc
     if df.isStreaming:
-        return streaming_execution(session, df, operation, resolution)
+        return streaming_execution(session, df, runtime, operation, resolution)
     return df
 
 
 def streaming_execution(
-    session: Session, df: DataFrame, operation: Operation, resolution: Resolution | None = None
+    session: Session,
+    df: DataFrame,
+    runtime: RuntimeOptions,
+    operation: Operation,
+    resolution: Resolution | None = None,
 ) -> Execution:
     """Run a streaming frame and stream its changelog (also Spark's ``STREAM(t)``)."""
     from sparkgate.service.streaming.resolve import Resolution
@@ -258,12 +238,12 @@ def streaming_execution(
         schema = to_result_schema(df.schema)
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    data_dir = Path(registry_of(session).data_dir)
+    data_dir = Path(session.context.jobs.data_dir)
     batches = changelog_batches(
         df,
         operation,
         resolution or Resolution(""),
-        trigger_s=_trigger_s(session),
+        trigger_s=runtime.trigger_s,
         checkpoint_root=data_dir / "checkpoints" / "queries",
     )
     traits = ResultTraits(
@@ -278,8 +258,11 @@ def streaming_execution(
 
 
 @dataclass
-class _Plan:
-    """One INSERT, prepared: its frame and where the rows go."""
+class InsertPlan:
+    """One DML statement, prepared: its frame and where the rows go.
+
+    Without a frame Spark runs ``statement`` as written.
+    """
 
     statement: str
     frame: DataFrame | None
@@ -293,28 +276,30 @@ class _Plan:
         return self.frame is not None and self.frame.isStreaming
 
 
-def _plan(session: Session, text: str, streaming: bool) -> _Plan:
-    insert = parse_insert(text)
+def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertPlan:
+    """Prepare an ``INSERT INTO|OVERWRITE``: over connector tables, or streaming."""
+    streaming = runtime.streaming
+    insert = parse_insert(text, session.spark)
     if insert is None:
         if streaming:
             raise UnsupportedStatementError(
                 "In streaming mode only INSERT INTO|OVERWRITE [TABLE] name [PARTITION (...)] "
                 f"[(columns)] <query> is supported: {text}"
             )
-        return _Plan(text, None)
+        return InsertPlan(text, None)
     spark = session.spark
     sink = resolve.lookup(spark, insert.target)
     if sink is not None:
         connectors.sink_kind(sink)
     elif not streaming and not any(
         resolve.lookup(spark, ref.name) is not None
-        for ref in resolve.table_references(insert.query)
+        for ref in resolve.table_references(insert.query, spark)
     ):
-        return _Plan(text, None)  # plain Spark SQL: run the statement as written
+        return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
     table = ".".join(insert.target)
     try:
         with resolve.resolved(
-            spark, insert.query, streaming=streaming, trigger_s=_trigger_s(session)
+            spark, insert.query, streaming=streaming, trigger_s=runtime.trigger_s
         ) as resolution:
             frame = spark.sql(resolution.text)
         if sink is not None:
@@ -327,10 +312,10 @@ def _plan(session: Session, text: str, streaming: bool) -> _Plan:
         raise
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return _Plan(text, frame, insert.target, insert.overwrite, sink, resolution)
+    return InsertPlan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
-def _write(session: Session, plan: _Plan) -> None:
+def _write(session: Session, plan: InsertPlan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
     elif plan.sink is not None:
@@ -339,7 +324,9 @@ def _write(session: Session, plan: _Plan) -> None:
         plan.frame.write.insertInto(quote_name(plan.target), plan.overwrite)
 
 
-def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str], StreamingQuery]:
+def _starter(
+    session: Session, plan: InsertPlan, trigger_s: float
+) -> Callable[[str], StreamingQuery]:
     assert plan.frame is not None
     frame = plan.frame
     available_now = (
@@ -372,24 +359,33 @@ def _starter(session: Session, plan: _Plan, trigger_s: float) -> Callable[[str],
     return start
 
 
-def _submit(
-    session: Session, operation: Operation, plans: list[_Plan], statement: str
-) -> Execution:
-    registry = registry_of(session)
+def submit(
+    session: Session,
+    operation: Operation,
+    plans: list[InsertPlan],
+    statement: str,
+    runtime: RuntimeOptions,
+) -> str:
+    """Run prepared DML as one job of the job manager; its job id.
+
+    Streaming INSERTs make a streaming job; bounded ones a batch job, run
+    before the answer when ``table.dml-sync`` is on (and not streaming mode).
+    """
+    registry = session.context.jobs
     sc = session.spark.sparkContext
-    name = str(_option(session, options.PIPELINE_NAME)) or None
+    name = runtime.pipeline_name
     streams = [p for p in plans if p.streaming]
     if streams and len(streams) != len(plans):
         raise UnsupportedStatementError(
             "A statement set cannot mix INSERTs from streaming and from bounded sources"
         )
     if streams:
-        trigger_s = _trigger_s(session)
+        trigger_s = runtime.trigger_s
         counts = [p.resolution.bounded_rows if p.resolution else None for p in streams]
         bounded_rows = (
             max(c for c in counts if c is not None) if all(c is not None for c in counts) else None
         )
-        savepoint = str(_option(session, options.SAVEPOINT_PATH)) or None
+        savepoint = runtime.savepoint_path
         job = registry.submit_stream(
             sc,
             statement,
@@ -398,102 +394,18 @@ def _submit(
             savepoint=savepoint,
             bounded_rows=bounded_rows,
         )
-        return job_result(job.id)
+        return job.id
 
     def action() -> None:
         for plan in plans:
             _write(session, plan)
 
-    if _streaming(session) or not _option(session, options.DML_SYNC):
-        return job_result(registry.submit_batch(sc, statement, name, action).id)
+    if runtime.streaming or not runtime.dml_sync:
+        return registry.submit_batch(sc, statement, name, action).id
     try:
         job = registry.run_batch(
             sc, statement, name, action, cancelled=lambda: operation.status in _STOPPED
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return job_result(job.id)
-
-
-def run_dml(session: Session, parsed: ParsedStatement, operation: Operation) -> Execution:
-    """Run DML as a job of the registry: streaming, asynchronous or synchronous."""
-    if parsed.keyword.upper() != "INSERT":
-        if _streaming(session):
-            raise UnsupportedStatementError(f"Only INSERT runs as a streaming job: {parsed.text}")
-        plan = _Plan(parsed.text, None)  # UPDATE, DELETE, MERGE, LOAD DATA: Spark's own
-    else:
-        plan = _plan(session, parsed.text, _streaming(session))
-    return _submit(session, operation, [plan], parsed.text)
-
-
-# -- jobs and statement sets ------------------------------------------------------
-
-
-def run_gateway_statement(
-    session: Session, parsed: ParsedStatement, operation: Operation
-) -> Execution:
-    kind = parsed.kind
-    registry = registry_of(session)
-    if kind is StatementKind.SHOW_JOBS:
-        rows = [
-            [job.id, job.name, job.status.value, job.describe()["start time"]]
-            for job in registry.jobs()
-        ]
-        return table_result(["job id", "job name", "status", "start time"], rows)
-    if kind is StatementKind.DESCRIBE_JOB:
-        assert parsed.job_id is not None
-        info = registry.get(parsed.job_id).describe()
-        return table_result(list(info), [list(info.values())])
-    if kind is StatementKind.STOP_JOB:
-        assert parsed.job_id is not None
-        path = registry.stop(
-            session.spark.sparkContext,
-            parsed.job_id,
-            savepoint=parsed.with_savepoint,
-            drain=parsed.with_drain,
-        )
-        if parsed.with_savepoint:
-            return table_result(["savepoint path"], [[path]])
-        return ok_result()
-    if kind is StatementKind.BEGIN_STATEMENT_SET:
-        if in_statement_set(session):
-            raise UnsupportedStatementError("A statement set is already open; close it with END")
-        _statement_sets[session] = []
-        return ok_result()
-    if kind is StatementKind.END_STATEMENT_SET:
-        buffered = _statement_sets.pop(session, None)
-        if buffered is None:
-            raise UnsupportedStatementError("END without BEGIN STATEMENT SET")
-        return _execute_set(session, operation, buffered, parsed.text)
-    if kind is StatementKind.EXECUTE_STATEMENT_SET:
-        return _execute_set(session, operation, list(parsed.inner), parsed.text)
-    raise UnsupportedStatementError(f"Not a job or statement-set statement: {parsed.text}")
-
-
-def add_to_statement_set(session: Session, parsed: ParsedStatement) -> Execution:
-    """Buffer an INSERT between BEGIN STATEMENT SET and END."""
-    if parsed.kind is not StatementKind.DML or parsed.keyword.upper() != "INSERT":
-        raise UnsupportedStatementError(
-            "Only INSERT statements can be added to a statement set; END closes it. "
-            f"Not accepted: {parsed.text}"
-        )
-    _statement_sets[session].append(parsed.text)
-    return ok_result()
-
-
-def _execute_set(
-    session: Session, operation: Operation, statements: list[str], text: str
-) -> Execution:
-    if not statements:
-        raise UnsupportedStatementError("The statement set is empty: it has no INSERT")
-    streaming = _streaming(session)
-    plans = []
-    for statement in statements:
-        parsed = parse_statement(statement)
-        if parsed.kind is not StatementKind.DML or parsed.keyword.upper() != "INSERT":
-            raise UnsupportedStatementError(
-                f"A statement set holds only INSERT statements, not: {parsed.text}"
-            )
-        plans.append(_plan(session, parsed.text, streaming))
-    log.info("Executing a statement set of %d INSERTs", len(plans))
-    return _submit(session, operation, plans, text)
+    return job.id

@@ -1,0 +1,40 @@
+"""Everything one session carries between its statements, in one place.
+
+A :class:`SessionContext` belongs to one :class:`~.session.Session`: its
+configuration (the gateway's defaults and the session's own properties), its
+jars, the statement set in progress, its temporary connector tables and the
+job manager its jobs go to. Nothing of a session lives in module-level state,
+so sessions never see each other's and a closed session leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparkgate.service.job.registry import JobRegistry
+
+__all__ = ["SessionContext"]
+
+
+@dataclass
+class SessionContext:
+    """The per-session state the statement handlers read and change.
+
+    ``statement_set`` is ``None`` outside ``BEGIN STATEMENT SET`` and the
+    statements buffered so far inside it. ``temporary_tables`` maps a
+    temporary connector table's lower-cased name to what the connector
+    resolution keeps for it.
+    """
+
+    jobs: JobRegistry
+    defaults: dict[str, str] = field(default_factory=dict)
+    properties: dict[str, str] = field(default_factory=dict)
+    jars: list[str] = field(default_factory=list)
+    statement_set: list[Any] | None = None
+    temporary_tables: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def in_statement_set(self) -> bool:
+        return self.statement_set is not None

@@ -1,0 +1,53 @@
+"""The handlers of the statement kinds, one small module per noun, and the
+registry that maps each kind to its handler.
+
+Adding a statement kind: a dataclass in ``kinds.py``, its parsing in
+``parser.py``, a handler module here and one line in :data:`REGISTRY`
+(docs/statements.md, "Adding a statement kind").
+"""
+
+from __future__ import annotations
+
+from sparkgate.service.statements import kinds as k
+from sparkgate.service.statements.handlers import (
+    catalog,
+    command,
+    config,
+    connector_table,
+    dml,
+    jars,
+    jobs,
+    query,
+    refused,
+    statement_set,
+)
+from sparkgate.service.statements.registry import Registry
+
+__all__ = ["REGISTRY"]
+
+REGISTRY = Registry(
+    {
+        k.SparkQuery: query.run_query,
+        k.MetadataQuery: query.run_metadata,
+        k.SparkCommand: command.run_command,
+        k.Dml: dml.run_dml,
+        k.Set: config.set_option,
+        k.ShowConfig: config.show_config,
+        k.Reset: config.reset,
+        k.AddJar: jars.add_jar,
+        k.RemoveJar: jars.remove_jar,
+        k.ShowJars: jars.show_jars,
+        k.Use: catalog.use,
+        k.CreateCatalog: refused.not_yet,
+        k.LoadModule: refused.not_yet,
+        k.UnloadModule: refused.not_yet,
+        k.ConnectorTableCreate: connector_table.create,
+        k.DropTemporaryTable: connector_table.drop_temporary,
+        k.BeginStatementSet: statement_set.begin,
+        k.EndStatementSet: statement_set.end,
+        k.ExecuteStatementSet: statement_set.execute,
+        k.ShowJobs: jobs.show_jobs,
+        k.DescribeJob: jobs.describe_job,
+        k.StopJob: jobs.stop_job,
+    }
+)

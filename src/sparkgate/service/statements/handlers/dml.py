@@ -1,0 +1,25 @@
+"""DML (INSERT, MERGE, UPDATE, DELETE, LOAD DATA): a job of the job manager."""
+
+from __future__ import annotations
+
+from sparkgate.api.errors import UnsupportedStatementError
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.kinds import Dml
+from sparkgate.service.statements.results import job_result
+from sparkgate.service.streaming.strategy import InsertPlan, plan_insert, submit
+
+__all__ = ["run_dml"]
+
+
+def run_dml(context: StatementContext, statement: Dml) -> Execution:
+    """Streaming, asynchronous or synchronous, as the statement's options say."""
+    runtime = context.runtime
+    if statement.insert:
+        plan = plan_insert(context.session, statement.text, runtime)
+    elif runtime.streaming:
+        raise UnsupportedStatementError(f"Only INSERT runs as a streaming job: {statement.text}")
+    else:
+        plan = InsertPlan(statement.text, None)  # UPDATE, DELETE, MERGE, LOAD DATA: Spark's own
+    job_id = submit(context.session, context.operation, [plan], statement.text, runtime)
+    return job_result(job_id)

@@ -1,0 +1,60 @@
+"""A Spark DataFrame as a result: streamed Arrow batches, ``OK``, or a changelog."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from sparkgate.api.results import ResultKind, RowKind
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.spark.arrow import arrow_schema, stream_batches
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.types import arrow_compatible, to_result_schema
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.results import ok_result
+from sparkgate.service.streaming.strategy import streaming_execution
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["frame_execution"]
+
+
+def frame_execution(context: StatementContext, df: DataFrame, relational: bool) -> Execution:
+    """What Spark returned decides the result: rows, ``OK`` without columns, or a
+    changelog for a streaming frame (Spark's ``STREAM(t)``). A ``relational``
+    query's result is a query result carrying the operation's id as job id."""
+    operation = context.operation
+    if df.isStreaming:
+        return streaming_execution(context.session, df, context.runtime, operation)
+    if not df.schema.fields:
+        return ok_result()
+    try:
+        schema = to_result_schema(df.schema)
+        # Arrow cannot carry every Spark type as is.
+        batches = _streamed(arrow_compatible(df), context.session.partition_window)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    traits = ResultTraits(
+        is_query_result=relational,
+        result_kind=ResultKind.SUCCESS_WITH_CONTENT,
+        job_id=operation.handle.identifier.hex if relational else None,
+    )
+    return Execution(schema, traits, batches)
+
+
+def _streamed(
+    df: DataFrame, window: int
+) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
+    schema = arrow_schema(df)
+    stream = stream_batches(df, schema, window)
+    try:
+        for batch in stream:
+            yield batch, None
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    finally:
+        stream.close()

@@ -1,0 +1,261 @@
+"""The typed statements: one frozen dataclass per kind, each with exactly its fields.
+
+:func:`~sparkgate.service.statements.parser.parse_statement` turns a
+statement's text into one of these once; the registry picks the handler by
+its type (docs/statements.md, "Adding a statement kind"). ``text`` is the
+statement as written, without comments around it or a trailing ``;``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from sparkgate.sql.lexer import Token
+
+if TYPE_CHECKING:
+    from sparkgate.service.streaming.ddl import TableDefinition
+
+__all__ = [
+    "AddJar",
+    "BeginStatementSet",
+    "ConnectorTableCreate",
+    "CreateCatalog",
+    "DescribeJob",
+    "Dml",
+    "DropTemporaryTable",
+    "EndStatementSet",
+    "ExecuteStatementSet",
+    "LoadModule",
+    "MetadataQuery",
+    "RemoveJar",
+    "Reset",
+    "Set",
+    "ShowConfig",
+    "ShowJars",
+    "ShowJobs",
+    "SparkCommand",
+    "SparkQuery",
+    "SparkSet",
+    "Statement",
+    "StopJob",
+    "UnloadModule",
+    "Use",
+]
+
+
+def _no_options() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What every statement has: its text."""
+
+    text: str
+
+    @property
+    def is_query(self) -> bool:
+        """Spark returns rows for it."""
+        return False
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        """FLIP-91: SET/RESET/CREATE/DROP/ALTER/USE/ADD JAR/REMOVE JAR/LOAD/UNLOAD."""
+        return False
+
+
+class _ConfiguresSession(Statement):
+    """Marks the kinds configure-session accepts."""
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        return True
+
+
+# -- Spark SQL ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SparkQuery(Statement):
+    """A statement Spark answers with rows: SELECT, SHOW, DESCRIBE, EXPLAIN, ...
+
+    ``relational`` says it is a query in the SQL sense (SELECT / WITH /
+    VALUES / FROM / TABLE / a parenthesised query): one that may read
+    connector tables and whose result is a query result with a job id.
+    """
+
+    keyword: str
+    relational: bool
+
+    @property
+    def is_query(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class MetadataQuery(SparkQuery):
+    """SHOW / DESCRIBE: answered in the shape of the session's protocol."""
+
+    tokens: tuple[Token, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class SparkCommand(Statement):
+    """Spark SQL that is neither a query nor DML: DDL and anything else Spark runs.
+
+    ``keywords`` are its first (up to three) upper-cased words; ``ddl`` says
+    it changes the catalog (CREATE, DROP, ALTER, TRUNCATE, ...).
+    """
+
+    keywords: tuple[str, ...]
+    ddl: bool
+
+    @property
+    def keyword(self) -> str:
+        return self.keywords[0] if self.keywords else ""
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        return self.ddl and self.keyword in ("CREATE", "DROP", "ALTER")
+
+
+@dataclass(frozen=True)
+class SparkSet(SparkCommand):
+    """Spark's own SET forms: SET TIME ZONE, SET VAR, SET CATALOG."""
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Dml(Statement):
+    """Spark DML: INSERT, MERGE, UPDATE, DELETE, LOAD DATA, ``WITH ... INSERT``,
+    ``FROM t INSERT ...``; it runs as a job. ``verb`` is its first word."""
+
+    verb: str
+
+    @property
+    def insert(self) -> bool:
+        """An ``INSERT INTO|OVERWRITE``: what statement sets and streaming take apart."""
+        return self.verb == "INSERT"
+
+
+# -- the gateway's configuration ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Set(_ConfiguresSession):
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ShowConfig(Statement):
+    """``SET`` (every key) or ``SET key`` (one)."""
+
+    key: str | None
+
+
+@dataclass(frozen=True)
+class Reset(_ConfiguresSession):
+    key: str | None
+
+
+@dataclass(frozen=True)
+class AddJar(_ConfiguresSession):
+    path: str
+
+
+@dataclass(frozen=True)
+class RemoveJar(_ConfiguresSession):
+    path: str
+
+
+@dataclass(frozen=True)
+class ShowJars(Statement):
+    pass
+
+
+@dataclass(frozen=True)
+class Use(_ConfiguresSession):
+    """``USE [CATALOG] name``: ``catalog`` for USE CATALOG, else a database."""
+
+    names: tuple[str, ...]
+    catalog: bool
+
+
+@dataclass(frozen=True)
+class CreateCatalog(_ConfiguresSession):
+    name: str
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class LoadModule(_ConfiguresSession):
+    name: str
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+
+
+@dataclass(frozen=True)
+class UnloadModule(_ConfiguresSession):
+    name: str
+
+
+# -- connector tables --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConnectorTableCreate(_ConfiguresSession):
+    """Flink's ``CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...)``."""
+
+    definition: TableDefinition = field(hash=False)
+
+
+@dataclass(frozen=True)
+class DropTemporaryTable(_ConfiguresSession):
+    """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name`` (one-part name)."""
+
+    name: str
+    if_exists: bool
+
+
+# -- statement sets and jobs -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BeginStatementSet(Statement):
+    pass
+
+
+@dataclass(frozen=True)
+class EndStatementSet(Statement):
+    pass
+
+
+@dataclass(frozen=True)
+class ExecuteStatementSet(Statement):
+    """``EXECUTE STATEMENT SET BEGIN ...; END``: its statements, parsed."""
+
+    statements: tuple[Statement, ...]
+
+
+@dataclass(frozen=True)
+class ShowJobs(Statement):
+    pass
+
+
+@dataclass(frozen=True)
+class DescribeJob(Statement):
+    job_id: str
+
+
+@dataclass(frozen=True)
+class StopJob(Statement):
+    job_id: str
+    with_savepoint: bool = False
+    with_drain: bool = False
