@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -19,7 +22,19 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+_DATA_DIRS: list[str] = []
+
+
+def _scratch_data_dir() -> str:
+    """A data dir of the test run: services write job stores, never into ``~``."""
+    if not _DATA_DIRS:
+        _DATA_DIRS.append(tempfile.mkdtemp(prefix="sparkgate-service-"))
+        atexit.register(shutil.rmtree, _DATA_DIRS[0], True)
+    return _DATA_DIRS[0]
+
+
 def make_service(spark: SparkSession, **options: str) -> SparkGatewayService:
+    options.setdefault("sql-gateway.data-dir", _scratch_data_dir())
     service = SparkGatewayService(Configuration(options), spark=spark)
     service.start()
     return service
