@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
-__all__ = ["free_port", "read_until_running"]
+import httpx
+
+__all__ = ["foreground_gateway", "free_port", "read_until_running"]
 
 
 def free_port() -> int:
@@ -27,3 +33,41 @@ def read_until_running(proc: subprocess.Popen[str], timeout: float) -> list[str]
             return lines
         assert time.monotonic() < deadline, "".join(lines)
     raise AssertionError("gateway exited early:\n" + "".join(lines))
+
+
+@contextlib.contextmanager
+def foreground_gateway(
+    options: Sequence[str], *, port: int, cwd: Path, env: Mapping[str, str], timeout: float = 240
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``sparkgate gateway start-foreground OPTIONS`` serving REST on ``port``.
+
+    Yields its URL and process once REST answers; its output goes to
+    ``cwd/console.log``; it is stopped (SIGTERM, then SIGKILL) on exit.
+    """
+    with (cwd / "console.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sparkgate.cli", "gateway", "start-foreground", *options],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=dict(env),
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                assert process.poll() is None, (cwd / "console.log").read_text()
+                try:
+                    if httpx.get(f"{url}/v1/api_versions", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the gateway did not start in time"
+                time.sleep(0.2)
+            yield url, process
+        finally:
+            process.terminate()
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.processes import free_port
+from tests.processes import foreground_gateway, free_port
 
 __all__ = ["REPO_CONF", "DefaultGateway", "default_env", "default_gateway"]
 
@@ -59,38 +56,6 @@ class DefaultGateway:
 def default_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DefaultGateway]:
     home = tmp_path_factory.mktemp("home")
     port = free_port()
-    log = (home / "console.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sparkgate.cli",
-            "gateway",
-            "start-foreground",
-            f"-Dsql-gateway.endpoint.rest.port={port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=home,
-        env=default_env(home),
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240
-    try:
-        while True:
-            assert process.poll() is None, (home / "console.log").read_text()
-            try:
-                if httpx.get(f"{url}/v1/api_versions", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the gateway did not start in time"
-            time.sleep(0.2)
+    options = [f"-Dsql-gateway.endpoint.rest.port={port}"]
+    with foreground_gateway(options, port=port, cwd=home, env=default_env(home)) as (url, process):
         yield DefaultGateway(url, port, home, process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
