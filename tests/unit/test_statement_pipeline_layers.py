@@ -37,6 +37,4 @@ def test_no_weak_key_dictionaries_of_sessions_in_the_pipeline() -> None:
     roots = [Path(statements_pkg.__file__).parent, Path(streaming_pkg.__file__).parent]
     for root in roots:
         for path in root.rglob("*.py"):
-            if path.name == "resolve.py":
-                continue  # keyed by Spark session, kept by the connector resolution
             assert "WeakKeyDictionary" not in path.read_text(encoding="utf-8"), path

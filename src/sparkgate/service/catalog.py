@@ -290,6 +290,7 @@ def table_column_names(spark: SparkSession, parts: Sequence[str]) -> list[str]:
 
 # -- functions --------------------------------------------------------------
 
+# Process-wide on purpose: Spark's built-ins are the same for every session.
 _system_functions: tuple[str, ...] | None = None
 _system_functions_lock = threading.Lock()
 

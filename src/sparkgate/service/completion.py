@@ -102,6 +102,7 @@ class _TableRef:
 
 # -- process-wide caches ----------------------------------------------------
 
+# Process-wide on purpose: the keywords are the Spark version's, the same for every session.
 _keywords: tuple[str, ...] | None = None
 _keywords_lock = threading.Lock()
 

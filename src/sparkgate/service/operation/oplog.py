@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OperationLogHandler", "operation_context"]
 
+# Per thread, not per process: the operation whose log the running thread writes.
 _current = threading.local()
 _FORMAT = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sparkgate.service.job.registry import JobRegistry
+    from sparkgate.service.streaming.resolve import TemporaryTable
 
 __all__ = ["SessionContext"]
 
@@ -25,7 +26,8 @@ class SessionContext:
     ``statement_set`` is ``None`` outside ``BEGIN STATEMENT SET`` and the
     statements buffered so far inside it. ``temporary_tables`` maps a
     temporary connector table's lower-cased name to what the connector
-    resolution keeps for it.
+    resolution keeps for it (:mod:`sparkgate.service.streaming.resolve`
+    reads and writes it; the session owns it).
     """
 
     jobs: JobRegistry
@@ -33,7 +35,7 @@ class SessionContext:
     properties: dict[str, str] = field(default_factory=dict)
     jars: list[str] = field(default_factory=list)
     statement_set: list[Any] | None = None
-    temporary_tables: dict[str, Any] = field(default_factory=dict)
+    temporary_tables: dict[str, TemporaryTable] = field(default_factory=dict)
 
     @property
     def in_statement_set(self) -> bool:

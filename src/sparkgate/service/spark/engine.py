@@ -132,6 +132,7 @@ class _Engine:
 
 
 _lock = threading.Lock()
+# The process's one Spark engine: a JVM's SparkContext is one per process too.
 _engine: _Engine | None = None
 
 

@@ -56,6 +56,8 @@ _PARSER_SETTINGS = (
 # SubqueryExpression's kinds that a parsed plan holds (their plan is a query).
 _SUBQUERY_EXPRESSIONS = frozenset({"scalarsubquery", "listquery", "exists", "lateralsubquery"})
 _CACHE_SIZE = 512
+# Process-wide on purpose: a parse depends only on the text and the parser
+# settings, both in the key, so sessions share answers without seeing each other.
 _cache: OrderedDict[tuple[str, tuple[str, ...]], StatementPlan | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
@@ -206,6 +208,7 @@ class _SpanWalker:
             self._expression(child, ctes)
 
 
+# JVM-wide constants (a Java enum value, a class), keyed by the py4j gateway's JVM.
 _patterns: dict[int, Any] = {}
 _session_classes: dict[int, Any] = {}
 

@@ -199,7 +199,7 @@ def _is_connector(session: Session, row: tuple[object, ...]) -> bool:
     namespace, name, temporary = str(row[0]), str(row[1]), bool(row[2])
     parts = (name,) if temporary and not namespace else (namespace, name)
     try:
-        return lookup(session.spark, parts) is not None
+        return lookup(session.spark, parts, session.context.temporary_tables) is not None
     except Exception:
         log.debug("connector lookup of %s failed", parts, exc_info=True)
         return False
@@ -212,7 +212,7 @@ def _table_name(tokens: list[Token], start: int) -> tuple[tuple[str, ...], int] 
 
 def _definition(session: Session, name: tuple[str, ...]) -> TableDefinition | None:
     try:
-        return lookup(session.spark, name)
+        return lookup(session.spark, name, session.context.temporary_tables)
     except Exception:
         log.debug("connector lookup of %s failed", name, exc_info=True)
         return None

@@ -10,7 +10,9 @@ analysed the statement: the analysed plan holds the frames themselves.
 Lookups go to the metastore once per name; the answers are cached until the
 gateway runs any DDL (:func:`invalidate`). A temporary connector table is a
 temporary view of its session (so it shadows tables and lists as Spark's temporary
-views do) whose definition the gateway keeps beside it.
+views do) whose definition the gateway keeps beside it, in the session's
+:attr:`~sparkgate.service.session.context.SessionContext.temporary_tables`:
+the functions here take that mapping, they keep nothing per session themselves.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
-import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Reference",
     "Resolution",
+    "TemporaryTable",
     "forget_temporary",
     "invalidate",
     "lookup",
@@ -51,11 +53,10 @@ __all__ = [
 _SESSION_CATALOG = "spark_catalog"
 _STREAMABLE_PROVIDERS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta"})
 
+# Process-wide on purpose: it holds the shared metastore's answers, keyed by
+# (database, table), and :func:`invalidate` drops entries by name after any DDL.
 _cache: dict[tuple[str, str], _Entry] = {}
 _cache_lock = threading.Lock()
-_temporary: weakref.WeakKeyDictionary[SparkSession, dict[str, _Temporary]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 @dataclass(frozen=True)
@@ -102,32 +103,43 @@ def invalidate(spark: SparkSession | None = None, statement: str | None = None) 
 
 
 @dataclass(frozen=True)
-class _Temporary:
+class TemporaryTable:
+    """What a session keeps of one of its temporary connector tables, by the
+    lower-cased name of the temporary view standing for it."""
+
     definition: TableDefinition
     # The view's Java plan: a view replaced under the same name is not ours any more.
     plan: Any
 
 
-def register_temporary(spark: SparkSession, definition: TableDefinition) -> None:
-    """Remember the session's temporary connector table behind its temporary view."""
+_NO_TEMPORARY: Mapping[str, TemporaryTable] = {}
+
+
+def register_temporary(
+    spark: SparkSession, tables: MutableMapping[str, TemporaryTable], definition: TableDefinition
+) -> None:
+    """Remember, in the session's ``tables``, the temporary connector table behind
+    the temporary view just created in ``spark``."""
     view = definition.name[-1]
     plan = spark._jsparkSession.sessionState().catalog().getTempView(view).get()
-    _temporary.setdefault(spark, {})[view.lower()] = _Temporary(definition, plan)
+    tables[view.lower()] = TemporaryTable(definition, plan)
 
 
-def forget_temporary(spark: SparkSession, view: str) -> None:
-    _temporary.get(spark, {}).pop(view.lower(), None)
+def forget_temporary(tables: MutableMapping[str, TemporaryTable], view: str) -> None:
+    tables.pop(view.lower(), None)
 
 
-def _temporary_view(spark: SparkSession, view: str) -> tuple[bool, TableDefinition | None]:
+def _temporary_view(
+    spark: SparkSession, temporary: Mapping[str, TemporaryTable], view: str
+) -> tuple[bool, TableDefinition | None]:
     """Whether a temporary view ``view`` exists, and its connector definition if any."""
     found = spark._jsparkSession.sessionState().catalog().getTempView(view)
     if not found.isDefined():
         return False, None
-    temporary = _temporary.get(spark, {}).get(view.lower())
-    if temporary is None or not temporary.plan.equals(found.get()):
+    table = temporary.get(view.lower())
+    if table is None or not table.plan.equals(found.get()):
         return True, None
-    return True, temporary.definition
+    return True, table.definition
 
 
 def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | None:
@@ -158,11 +170,13 @@ class _Entry:
 _NO_ENTRY = _Entry(None)
 
 
-def _entry(spark: SparkSession, name: tuple[str, ...]) -> _Entry:
+def _entry(
+    spark: SparkSession, name: tuple[str, ...], temporary: Mapping[str, TemporaryTable]
+) -> _Entry:
     if len(name) == 1:
-        shadowed, temporary = _temporary_view(spark, name[0])
+        shadowed, definition = _temporary_view(spark, temporary, name[0])
         if shadowed:  # a temporary view shadows the table, as in Spark
-            return _Entry(temporary)
+            return _Entry(definition)
     qualified = _qualify(spark, name)
     if qualified is None:
         return _NO_ENTRY
@@ -185,14 +199,24 @@ def _entry(spark: SparkSession, name: tuple[str, ...]) -> _Entry:
     return entry
 
 
-def lookup(spark: SparkSession, name: tuple[str, ...]) -> TableDefinition | None:
-    """The connector definition stored for ``name``, or None for any other table."""
-    return _entry(spark, name).definition
+def lookup(
+    spark: SparkSession,
+    name: tuple[str, ...],
+    temporary: Mapping[str, TemporaryTable] = _NO_TEMPORARY,
+) -> TableDefinition | None:
+    """The connector definition stored for ``name``, or None for any other table;
+    ``temporary`` is the session's temporary connector tables (a temporary view
+    shadows a table of the same name either way)."""
+    return _entry(spark, name, temporary).definition
 
 
-def provider(spark: SparkSession, name: tuple[str, ...]) -> str | None:
+def provider(
+    spark: SparkSession,
+    name: tuple[str, ...],
+    temporary: Mapping[str, TemporaryTable] = _NO_TEMPORARY,
+) -> str | None:
     """The data source of a Spark table of the session catalog (``parquet``, ...)."""
-    return _entry(spark, name).provider
+    return _entry(spark, name, temporary).provider
 
 
 @dataclass
@@ -214,28 +238,38 @@ class Resolution:
         return max(counts) if counts and self.bounded else None
 
 
-def _replaced(spark: SparkSession, ref: Reference, streaming: bool) -> bool:
+def _replaced(
+    spark: SparkSession, temporary: Mapping[str, TemporaryTable], ref: Reference, streaming: bool
+) -> bool:
     """Whether the gateway supplies the frame of ``ref`` (see :func:`resolved`)."""
-    entry = _entry(spark, ref.name)
+    entry = _entry(spark, ref.name, temporary)
     return entry.definition is not None or (streaming and entry.streamable and not ref.stream)
 
 
 @contextlib.contextmanager
 def resolved(
-    spark: SparkSession, text: str, *, streaming: bool, trigger_s: float
+    spark: SparkSession,
+    text: str,
+    *,
+    temporary: Mapping[str, TemporaryTable],
+    streaming: bool,
+    trigger_s: float,
 ) -> Iterator[Resolution]:
-    """Rewrite ``text`` over temporary views; they live until the block ends."""
+    """Rewrite ``text`` over temporary views; they live until the block ends.
+
+    ``temporary`` is the session's temporary connector tables."""
     views: list[str] = []
     pieces: list[str] = []
     last = 0
     resolution = Resolution(text)
     try:
-        if not any(_replaced(spark, ref, streaming) for ref in table_references(text, spark)):
+        refs = table_references(text, spark)
+        if not any(_replaced(spark, temporary, ref, streaming) for ref in refs):
             yield resolution
             return
         for span in read_spans(spark, text):
             ref = Reference(span.read.name, span.read.stream)
-            entry = _entry(spark, ref.name)
+            entry = _entry(spark, ref.name, temporary)
             definition = entry.definition
             if definition is not None and (streaming or ref.stream):
                 source = stream_frame(spark, definition, trigger_s)

@@ -175,14 +175,14 @@ def _create_temporary(session: Session, definition: TableDefinition) -> None:
         connectors.batch_frame(spark, definition).createTempView(view)
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    resolve.register_temporary(spark, definition)
+    resolve.register_temporary(spark, session.context.temporary_tables, definition)
     log.info("Created temporary %s table %s", definition.connector, view)
 
 
 def drop_temporary_table(session: Session, view: str, if_exists: bool) -> None:
     """Flink's ``DROP TEMPORARY TABLE [IF EXISTS] name``."""
     resolve.invalidate()
-    resolve.forget_temporary(session.spark, view)
+    resolve.forget_temporary(session.context.temporary_tables, view)
     if not session.spark.catalog.dropTempView(view) and not if_exists:
         raise ExecutionError(
             f"Temporary table '{view}' does not exist",
@@ -210,7 +210,11 @@ def query_execution(
     """
     try:
         with resolve.resolved(
-            session.spark, text, streaming=runtime.streaming, trigger_s=runtime.trigger_s
+            session.spark,
+            text,
+            temporary=session.context.temporary_tables,
+            streaming=runtime.streaming,
+            trigger_s=runtime.trigger_s,
         ) as resolution:
             if not resolution.definitions and not resolution.sources:
                 return None
@@ -288,18 +292,23 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
             )
         return InsertPlan(text, None)
     spark = session.spark
-    sink = resolve.lookup(spark, insert.target)
+    temporary = session.context.temporary_tables
+    sink = resolve.lookup(spark, insert.target, temporary)
     if sink is not None:
         connectors.sink_kind(sink)
     elif not streaming and not any(
-        resolve.lookup(spark, ref.name) is not None
+        resolve.lookup(spark, ref.name, temporary) is not None
         for ref in resolve.table_references(insert.query, spark)
     ):
         return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
     table = ".".join(insert.target)
     try:
         with resolve.resolved(
-            spark, insert.query, streaming=streaming, trigger_s=runtime.trigger_s
+            spark,
+            insert.query,
+            temporary=temporary,
+            streaming=streaming,
+            trigger_s=runtime.trigger_s,
         ) as resolution:
             frame = spark.sql(resolution.text)
         if sink is not None:
@@ -335,7 +344,11 @@ def _starter(
         and (plan.resolution.bounded_rows is None)
     )
 
-    table_format = resolve.provider(session.spark, plan.target) if plan.sink is None else None
+    table_format = (
+        resolve.provider(session.spark, plan.target, session.context.temporary_tables)
+        if plan.sink is None
+        else None
+    )
 
     def start(checkpoint: str) -> StreamingQuery:
         def make(mode: str) -> Any:
