@@ -47,6 +47,13 @@ class StatementContext:
             return self.overlay[key]
         return self.session.get(key)
 
+    def options(self) -> dict[str, str]:
+        """Every option of this statement: the session's configuration with the
+        statement's own over it."""
+        merged = self.session.config()
+        merged.update(self.overlay)
+        return merged
+
     @cached_property
     def runtime(self) -> RuntimeOptions:
-        return RuntimeOptions(self.get)
+        return RuntimeOptions(self.get, self.options)

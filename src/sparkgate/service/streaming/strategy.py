@@ -11,7 +11,7 @@ nothing but a cached catalog lookup.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,10 +75,19 @@ class RuntimeOptions:
     """The options one statement runs with: the session's configuration overlaid
     with the statement's own (REST ``executionConfig``, HiveServer2
     ``confOverlay``). Each is read when asked for, so a bad value only fails
-    the statements that use it."""
+    the statements that use it.
 
-    def __init__(self, get: Callable[[str], str | None]) -> None:
+    ``effective`` gives all of them at once (the session's configuration with
+    the statement's options over it): a job keeps them as its definition.
+    """
+
+    def __init__(
+        self,
+        get: Callable[[str], str | None],
+        effective: Callable[[], Mapping[str, str]] | None = None,
+    ) -> None:
         self._raw = get
+        self._effective = effective
 
     def _get(self, option: ConfigOption[Any]) -> Any:
         return _parsed(option, self._raw(option.key))
@@ -102,6 +111,13 @@ class RuntimeOptions:
     @property
     def savepoint_path(self) -> str | None:
         return str(self._get(options.SAVEPOINT_PATH)) or None
+
+    def job_options(self) -> dict[str, str]:
+        """The options a job of this statement runs under, as its record keeps
+        them: secret values masked as a connector table's are."""
+        if self._effective is None:
+            return {}
+        return connectors.masked_options(self._effective())
 
 
 def check_option(key: str, value: str) -> None:
@@ -387,6 +403,7 @@ def submit(
     registry = session.context.jobs
     sc = session.spark.sparkContext
     name = runtime.pipeline_name
+    job_options = runtime.job_options()
     streams = [p for p in plans if p.streaming]
     if streams and len(streams) != len(plans):
         raise UnsupportedStatementError(
@@ -406,6 +423,7 @@ def submit(
             [_starter(session, p, trigger_s) for p in streams],
             savepoint=savepoint,
             bounded_rows=bounded_rows,
+            options=job_options,
         )
         return job.id
 
@@ -414,10 +432,15 @@ def submit(
             _write(session, plan)
 
     if runtime.streaming or not runtime.dml_sync:
-        return registry.submit_batch(sc, statement, name, action).id
+        return registry.submit_batch(sc, statement, name, action, options=job_options).id
     try:
         job = registry.run_batch(
-            sc, statement, name, action, cancelled=lambda: operation.status in _STOPPED
+            sc,
+            statement,
+            name,
+            action,
+            cancelled=lambda: operation.status in _STOPPED,
+            options=job_options,
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc
