@@ -25,6 +25,9 @@ def test_falls_back_to_the_mode_spark_accepts(spark: SparkSession) -> None:
         assert tried == ["append", "update"]
     finally:
         query.stop()
+        # The memory sink's table is a temporary view other tests would list.
+        for mode in tried:
+            spark.catalog.dropTempView(f"om_{mode}")
 
 
 def test_other_errors_are_not_taken_for_an_output_mode(spark: SparkSession) -> None:
