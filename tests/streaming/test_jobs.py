@@ -11,9 +11,10 @@ from pyspark.sql import SparkSession
 
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.api.handles import SessionHandle
+from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
-from sparkgate.service.streaming.jobs import JobRegistry, JobStatus
+from sparkgate.service.job.manager import JobManager
 
 from .conftest import job_status, name, run, wait_for
 
@@ -165,18 +166,18 @@ def test_synchronous_dml_is_listed_as_a_job(
 def test_ended_jobs_make_room_beyond_the_job_store_capacity(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    registry = JobRegistry(tmp_path, max_ended=2)
+    manager = JobManager(tmp_path, max_ended=2)
     sc = spark.sparkContext
     ids = [
-        registry.run_batch(sc, f"INSERT {i}", None, lambda: None, cancelled=lambda: False).id
+        manager.run_batch(sc, f"INSERT {i}", None, lambda: None, cancelled=lambda: False).id
         for i in range(4)
     ]
     gate = threading.Event()
-    running = registry.submit_batch(sc, "INSERT slow", None, gate.wait)
+    running = manager.submit_batch(sc, "INSERT slow", None, gate.wait)
     try:
-        assert [j.id for j in registry.jobs()] == [*ids[-2:], running.id]
-        assert registry.get(ids[-1]).status is JobStatus.FINISHED
-        assert registry.get(running.id).status is JobStatus.RUNNING
+        assert [j.id for j in manager.jobs()] == [*ids[-2:], running.id]
+        assert manager.get(ids[-1]).status is JobStatus.FINISHED
+        assert manager.get(running.id).status is JobStatus.RUNNING
     finally:
         gate.set()
     assert running.done.wait(10) and running.status is JobStatus.FINISHED

@@ -45,7 +45,6 @@ from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import catalog, completion, options
 from sparkgate.service.job.manager import JobManager
-from sparkgate.service.job.registry import JobRegistry
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -111,8 +110,6 @@ class SparkGatewayService:
             ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
             hook_names=hook_names,
         )
-        # What the job statements (INSERT, SHOW/DESCRIBE/STOP JOB) use.
-        self._jobs = JobRegistry(self._job_manager)
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -186,7 +183,7 @@ class SparkGatewayService:
             defaults,
             OperationManager(self._pool),
             window,
-            jobs=self._jobs,
+            jobs=self._job_manager,
         )
 
     def _session(self, handle: SessionHandle) -> Session:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sparkgate.service.job.job import Job, StreamStarter, query_exhausted
 from sparkgate.service.job.manager import JobManager
-from sparkgate.service.job.registry import JobRegistry
 from sparkgate.service.job.store import JobStore
 
-__all__ = ["Job", "JobManager", "JobRegistry", "JobStore", "StreamStarter", "query_exhausted"]
+__all__ = ["Job", "JobManager", "JobStore", "StreamStarter", "query_exhausted"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparkgate.service.job.registry import JobRegistry
+    from sparkgate.service.job.manager import JobManager
     from sparkgate.service.streaming.resolve import TemporaryTable
 
 __all__ = ["SessionContext"]
@@ -30,7 +30,7 @@ class SessionContext:
     reads and writes it; the session owns it).
     """
 
-    jobs: JobRegistry
+    jobs: JobManager
     defaults: dict[str, str] = field(default_factory=dict)
     properties: dict[str, str] = field(default_factory=dict)
     jars: list[str] = field(default_factory=list)

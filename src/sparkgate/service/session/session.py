@@ -29,7 +29,7 @@ from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_err
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sparkgate.service.job.registry import JobRegistry
+    from sparkgate.service.job.manager import JobManager
 
 __all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
 
@@ -63,7 +63,7 @@ class Session:
         operations: OperationManager,
         partition_window: int = 2,
         *,
-        jobs: JobRegistry,
+        jobs: JobManager,
     ) -> None:
         self.handle = handle
         self.environment = environment

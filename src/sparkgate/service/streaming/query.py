@@ -37,10 +37,10 @@ from pyspark.errors import AnalysisException
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import RowKind
 from sparkgate.api.status import OperationStatus
+from sparkgate.service.job.job import query_exhausted
 from sparkgate.service.spark.arrow import arrow_schema
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode
-from sparkgate.service.streaming.jobs import query_exhausted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -24,12 +24,12 @@ def describe_job(context: StatementContext, statement: DescribeJob) -> Execution
 
 
 def stop_job(context: StatementContext, statement: StopJob) -> Execution:
-    path = context.state.jobs.stop(
+    job = context.state.jobs.stop_job(
         context.session.spark.sparkContext,
         statement.job_id,
         savepoint=statement.with_savepoint,
         drain=statement.with_drain,
     )
     if statement.with_savepoint:
-        return table_result(["savepoint path"], [[path]])
+        return table_result(["savepoint path"], [[job.savepoint]])
     return ok_result()
