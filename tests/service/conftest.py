@@ -7,7 +7,9 @@ import contextlib
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -38,6 +40,21 @@ def make_service(spark: SparkSession, **options: str) -> SparkGatewayService:
     service = SparkGatewayService(Configuration(options), spark=spark)
     service.start()
     return service
+
+
+def unique_name(prefix: str) -> str:
+    """A table or job name no other test uses."""
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@contextlib.contextmanager
+def service_on(spark: SparkSession, data_dir: Path) -> Iterator[SparkGatewayService]:
+    """A gateway service on its own data dir, stopped on exit (a restart is a second one)."""
+    service = make_service(spark, **{"sql-gateway.data-dir": str(data_dir)})
+    try:
+        yield service
+    finally:
+        service.stop()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import uuid
 
 import pyarrow as pa
 import pytest
@@ -22,11 +21,7 @@ from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import BIGINT, ResultSchema
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import fetch_all, run
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+from .conftest import fetch_all, run, unique_name
 
 
 def test_query_result_schema_traits_and_rows(
@@ -63,7 +58,7 @@ def test_query_result_schema_traits_and_rows(
 def test_ddl_returns_ok_and_dml_returns_job_id(
     service: SparkGatewayService, session: SessionHandle
 ) -> None:
-    table = unique("t")
+    table = unique_name("t")
     op = service.execute_statement(
         session, f"CREATE TABLE {table} (id BIGINT, name STRING) USING parquet"
     )

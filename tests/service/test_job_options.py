@@ -4,9 +4,6 @@ it, secret values masked, in its record of the job store too."""
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -16,20 +13,7 @@ from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import make_service, run
-
-
-def name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-@contextlib.contextmanager
-def gateway(spark: SparkSession, data_dir: Path) -> Iterator[SparkGatewayService]:
-    service = make_service(spark, **{"sql-gateway.data-dir": str(data_dir)})
-    try:
-        yield service
-    finally:
-        service.stop()
+from .conftest import run, service_on, unique_name
 
 
 def open_session(service: SparkGatewayService) -> SessionHandle:
@@ -39,8 +23,8 @@ def open_session(service: SparkGatewayService) -> SessionHandle:
 def test_a_batch_job_keeps_its_statements_options_in_the_store(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    target = name("t")
-    with gateway(spark, tmp_path) as first:
+    target = unique_name("t")
+    with service_on(spark, tmp_path) as first:
         session = open_session(first)
         run(first, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
         run(first, session, "SET 'table.dml-sync' = 'true'")
@@ -58,7 +42,7 @@ def test_a_batch_job_keeps_its_statements_options_in_the_store(
         # The overlay was that statement's only.
         assert "pipeline.name" not in first.describe_job(plain).options
     assert "hunter2" not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
-    with gateway(spark, tmp_path) as second:
+    with service_on(spark, tmp_path) as second:
         stored = second.describe_job(job_id)
         assert stored.status is JobStatus.FINISHED
         assert dict(stored.options) == dict(options)
@@ -67,8 +51,8 @@ def test_a_batch_job_keeps_its_statements_options_in_the_store(
 def test_a_streaming_job_keeps_its_runtime_mode_and_name(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    src, sink = name("src"), name("hole")
-    with gateway(spark, tmp_path) as service:
+    src, sink = unique_name("src"), unique_name("hole")
+    with service_on(spark, tmp_path) as service:
         session = open_session(service)
         run(service, session, f"CREATE TABLE {src} (a INT) WITH ('connector' = 'datagen')")
         run(service, session, f"CREATE TABLE {sink} (a INT) WITH ('connector' = 'blackhole')")

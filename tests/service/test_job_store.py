@@ -7,9 +7,6 @@ went away is listed FAILED, saying so.
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,20 +19,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.job.store import RESTART_CAUSE
 
-from .conftest import make_service, run
-
-
-def name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-@contextlib.contextmanager
-def gateway(spark: SparkSession, data_dir: Path) -> Iterator[SparkGatewayService]:
-    service = make_service(spark, **{"sql-gateway.data-dir": str(data_dir)})
-    try:
-        yield service
-    finally:
-        service.stop()
+from .conftest import run, service_on, unique_name
 
 
 def open_session(service: SparkGatewayService) -> SessionHandle:
@@ -43,7 +27,7 @@ def open_session(service: SparkGatewayService) -> SessionHandle:
 
 
 def streaming_job(service: SparkGatewayService, session: SessionHandle) -> str:
-    src, sink = name("src"), name("hole")
+    src, sink = unique_name("src"), unique_name("hole")
     run(service, session, f"CREATE TABLE {src} (a INT) WITH ('connector' = 'datagen')")
     run(service, session, f"CREATE TABLE {sink} (a INT) WITH ('connector' = 'blackhole')")
     run(service, session, "SET 'execution.runtime-mode' = 'streaming'")
@@ -59,8 +43,8 @@ def without_end(job: JobInfo) -> tuple[object, ...]:
 def test_a_restarted_gateway_lists_the_jobs_of_the_last_one(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    target = name("t")
-    with gateway(spark, tmp_path) as first:
+    target = unique_name("t")
+    with service_on(spark, tmp_path) as first:
         session = open_session(first)
         run(first, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
         run(first, session, "SET 'pipeline.name' = 'fill'")
@@ -72,7 +56,7 @@ def test_a_restarted_gateway_lists_the_jobs_of_the_last_one(
         before = {j.job_id: j for j in first.list_jobs()}
         assert before[stream].status is JobStatus.RUNNING
     # The stopping gateway stopped its streaming job: CANCELED, as stored.
-    with gateway(spark, tmp_path) as second:
+    with service_on(spark, tmp_path) as second:
         after = {j.job_id: j for j in second.list_jobs()}
         assert set(after) == set(before)
         for job_id, job in before.items():
@@ -97,11 +81,11 @@ def test_a_restarted_gateway_lists_the_jobs_of_the_last_one(
 def test_a_job_running_when_its_gateway_went_away_is_listed_failed(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    with gateway(spark, tmp_path) as crashed:
+    with service_on(spark, tmp_path) as crashed:
         stream = streaming_job(crashed, open_session(crashed))
         # A gateway that starts on the data directory while the job is stored
         # RUNNING (as after a crash: nobody ended it) knows it is not running it.
-        with gateway(spark, tmp_path) as restarted:
+        with service_on(spark, tmp_path) as restarted:
             job = restarted.describe_job(stream)
             assert job.status is JobStatus.FAILED
             assert job.cause == RESTART_CAUSE
