@@ -83,7 +83,7 @@ __all__: list[str] = []
          {"job_id": "abc", "with_savepoint": False, "with_drain": True}),
         ("DESCRIBE JOB 'abc'", K.DescribeJob, {"job_id": "abc"}),
         ("DESC JOB 'abc'", K.DescribeJob, {"job_id": "abc"}),
-        ("DESCRIBE job", K.MetadataQuery, {"keyword": "DESCRIBE"}),
+        ("DESCRIBE job", K.DescribeTable, {"keyword": "DESCRIBE", "table": ("job",)}),
         # catalogs and modules
         ("CREATE CATALOG c WITH ('type' = 'hive', 'hive.uri' = 'thrift://h:9083')",
          K.CreateCatalog,
@@ -115,10 +115,41 @@ __all__: list[str] = []
         ("(SELECT 1) UNION (SELECT 2)", K.SparkQuery, {"keyword": "(", "relational": True}),
         ("EXPLAIN SELECT 1", K.SparkQuery, {"relational": False}),
         ("EXPLAIN EXTENDED INSERT INTO t VALUES (1)", K.SparkQuery, {}),
-        ("DESCRIBE TABLE t", K.MetadataQuery, {"relational": False}),
-        ("DESC t", K.MetadataQuery, {}),
-        ("SHOW TABLES", K.MetadataQuery, {}),
-        ("SHOW CREATE TABLE t", K.MetadataQuery, {}),
+        # SHOW / DESCRIBE: one kind per form the gateway shapes, else Spark's own
+        ("DESCRIBE TABLE t", K.DescribeTable, {"relational": False, "table": ("t",)}),
+        ("DESC c.db.`my t`", K.DescribeTable, {"table": ("c", "db", "my t"), "columns": False}),
+        ("DESCRIBE table", K.DescribeTable, {"table": ("table",)}),
+        ("DESCRIBE extended", K.DescribeTable, {"table": ("extended",)}),
+        ("DESCRIBE EXTENDED t", K.MetadataQuery, {"keyword": "DESCRIBE"}),
+        ("DESCRIBE t id", K.MetadataQuery, {}),
+        ("DESCRIBE DATABASE db", K.MetadataQuery, {}),
+        ("DESCRIBE FUNCTION f", K.MetadataQuery, {}),
+        ("DESCRIBE t PARTITION (p = 1)", K.MetadataQuery, {}),
+        ("SHOW COLUMNS FROM t", K.DescribeTable, {"table": ("t",), "columns": True, "like": None}),
+        ("show columns in db.t not like 'i%'", K.DescribeTable,
+         {"table": ("db", "t"), "like": K.LikePattern("i%", negated=True)}),
+        ("SHOW COLUMNS FROM t IN db", K.MetadataQuery, {}),
+        ("SHOW TABLES", K.ShowTables, {"database": (), "like": None, "views": False}),
+        ("SHOW TABLES FROM c.db LIKE 'a%'", K.ShowTables,
+         {"database": ("c", "db"), "like": K.LikePattern("a%")}),
+        ("SHOW VIEWS IN db ILIKE 'A_'", K.ShowTables,
+         {"views": True, "like": K.LikePattern("A_", case_insensitive=True)}),
+        ("SHOW TABLES 'a*|b*'", K.ShowTables, {"like": K.LikePattern("a*|b*", sql=False)}),
+        ("SHOW TABLES LIKE 'a' AND x", K.MetadataQuery, {}),
+        ("SHOW TABLE EXTENDED LIKE 't'", K.MetadataQuery, {}),
+        ("SHOW CREATE TABLE t", K.ShowCreateTable, {"table": ("t",), "view": False}),
+        ("SHOW CREATE VIEW db.v", K.ShowCreateTable, {"table": ("db", "v"), "view": True}),
+        ("SHOW CREATE TABLE t AS SERDE", K.MetadataQuery, {}),
+        ("SHOW CURRENT CATALOG", K.ShowCurrentCatalog, {}),
+        ("show current database;", K.ShowCurrentDatabase, {}),
+        ("SHOW MODULES", K.ShowModules, {"full": False}),
+        ("SHOW FULL MODULES", K.ShowModules, {"full": True}),
+        ("SHOW CATALOGS", K.ShowCatalogs, {}),
+        ("SHOW SCHEMAS IN c", K.ShowDatabases, {}),
+        ("SHOW USER FUNCTIONS", K.ShowFunctions, {}),
+        ("SHOW FUNCTIONS LIKE 'a*'", K.ShowFunctions, {}),
+        ("SHOW PARTITIONS t", K.MetadataQuery, {}),
+        ("SHOW TBLPROPERTIES t", K.MetadataQuery, {}),
         ("LIST JAR", K.SparkQuery, {}),
         ("LIST FILE", K.SparkQuery, {}),
         ("/*+ not a hint here */ SELECT /*+ COALESCE(1) */ a FROM t", K.SparkQuery,
@@ -280,3 +311,20 @@ def test_parsed_statement_is_frozen_and_hashable() -> None:
         parsed.options["type"] = "y"  # type: ignore[index]
     assert hash(parsed) == hash(parse_statement("CREATE CATALOG c WITH ('type' = 'x')"))
     assert parsed == parse_statement("CREATE CATALOG c WITH ('type' = 'x')")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name", "matches"),
+    [
+        (K.LikePattern("a%"), "abc", True),
+        (K.LikePattern("a%"), "Abc", False),
+        (K.LikePattern("a%", case_insensitive=True), "Abc", True),
+        (K.LikePattern("a_c"), "abc", True),
+        (K.LikePattern("a_c"), "abbc", False),
+        (K.LikePattern("a.c"), "abc", False),
+        (K.LikePattern("a%", negated=True), "abc", False),
+        (K.LikePattern("a%", negated=True), "bc", True),
+    ],
+)
+def test_like_pattern_is_sql_like(pattern: K.LikePattern, name: str, matches: bool) -> None:
+    assert pattern.matches(name) is matches

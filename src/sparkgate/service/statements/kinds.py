@@ -8,12 +8,11 @@ statement as written, without comments around it or a trailing ``;``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
-
-from sparkgate.sql.lexer import Token
 
 if TYPE_CHECKING:
     from sparkgate.service.streaming.ddl import TableDefinition
@@ -24,18 +23,28 @@ __all__ = [
     "ConnectorTableCreate",
     "CreateCatalog",
     "DescribeJob",
+    "DescribeTable",
     "Dml",
     "DropTemporaryTable",
     "EndStatementSet",
     "ExecuteStatementSet",
+    "LikePattern",
     "LoadModule",
     "MetadataQuery",
     "RemoveJar",
     "Reset",
     "Set",
+    "ShowCatalogs",
     "ShowConfig",
+    "ShowCreateTable",
+    "ShowCurrentCatalog",
+    "ShowCurrentDatabase",
+    "ShowDatabases",
+    "ShowFunctions",
     "ShowJars",
     "ShowJobs",
+    "ShowModules",
+    "ShowTables",
     "SparkCommand",
     "SparkQuery",
     "SparkSet",
@@ -97,9 +106,92 @@ class SparkQuery(Statement):
 
 @dataclass(frozen=True)
 class MetadataQuery(SparkQuery):
-    """SHOW / DESCRIBE: answered in the shape of the session's protocol."""
+    """A SHOW / DESCRIBE form Spark answers as it is: ``DESCRIBE EXTENDED t``,
+    ``SHOW PARTITIONS t``, ``SHOW TBLPROPERTIES t``, ... The forms the gateway
+    answers in the shape of the session's protocol are the subclasses below
+    (docs/statements.md, "Statement forms")."""
 
-    tokens: tuple[Token, ...] = field(default=(), compare=False, repr=False)
+
+@dataclass(frozen=True)
+class LikePattern:
+    """The name filter of a listing.
+
+    ``sql`` for Flink's ``[NOT] [I]LIKE 'p'`` (SQL's ``%`` and ``_``); false
+    for Spark's bare ``'p'`` (``*`` and ``|``), which only Spark applies.
+    """
+
+    pattern: str
+    negated: bool = False
+    case_insensitive: bool = False
+    sql: bool = True
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` passes the SQL ``LIKE`` filter."""
+        regex = "".join(
+            ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in self.pattern
+        )
+        flags = re.DOTALL | (re.IGNORECASE if self.case_insensitive else 0)
+        return (re.fullmatch(regex, name, flags) is None) == self.negated
+
+
+@dataclass(frozen=True)
+class ShowCurrentCatalog(MetadataQuery):
+    pass
+
+
+@dataclass(frozen=True)
+class ShowCurrentDatabase(MetadataQuery):
+    pass
+
+
+@dataclass(frozen=True)
+class ShowModules(MetadataQuery):
+    """``SHOW [FULL] MODULES``."""
+
+    full: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCatalogs(MetadataQuery):
+    """``SHOW CATALOGS [...]``: Spark lists them, the protocol names the column."""
+
+
+@dataclass(frozen=True)
+class ShowDatabases(MetadataQuery):
+    """``SHOW DATABASES|SCHEMAS|NAMESPACES [...]``."""
+
+
+@dataclass(frozen=True)
+class ShowFunctions(MetadataQuery):
+    """``SHOW [USER|SYSTEM|ALL] FUNCTIONS [...]``."""
+
+
+@dataclass(frozen=True)
+class ShowTables(MetadataQuery):
+    """``SHOW TABLES|VIEWS [FROM|IN name] [filter]``; ``database`` is empty for
+    the current one."""
+
+    database: tuple[str, ...] = ()
+    like: LikePattern | None = None
+    views: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateTable(MetadataQuery):
+    """``SHOW CREATE TABLE|VIEW name`` (not ``AS SERDE``: that is Spark's)."""
+
+    table: tuple[str, ...] = ()
+    view: bool = False
+
+
+@dataclass(frozen=True)
+class DescribeTable(MetadataQuery):
+    """``DESCRIBE [TABLE] name``, ``DESC name`` and ``SHOW COLUMNS FROM|IN name
+    [filter]`` (``columns``): the columns of one table."""
+
+    table: tuple[str, ...] = ()
+    like: LikePattern | None = None
+    columns: bool = False
 
 
 @dataclass(frozen=True)

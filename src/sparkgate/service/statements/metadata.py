@@ -18,8 +18,7 @@ them, SHOW VIEWS does not, SHOW CREATE TABLE prints the DDL the user wrote
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -31,43 +30,47 @@ from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import to_result_schema
-from sparkgate.service.statements.kinds import MetadataQuery
+from sparkgate.service.statements.kinds import (
+    DescribeTable,
+    MetadataQuery,
+    ShowCatalogs,
+    ShowCreateTable,
+    ShowCurrentCatalog,
+    ShowCurrentDatabase,
+    ShowDatabases,
+    ShowFunctions,
+    ShowModules,
+    ShowTables,
+)
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, masked_options
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.resolve import lookup
-from sparkgate.sql.lexer import Token, TokenKind, dotted_name, unquote
 
 if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
 
-__all__ = ["HIVESERVER2", "flink_ddl", "metadata_statement"]
+__all__ = [
+    "HIVESERVER2",
+    "describe_table",
+    "flink_ddl",
+    "flink_shapes",
+    "show_catalogs",
+    "show_create_table",
+    "show_current_catalog",
+    "show_current_database",
+    "show_databases",
+    "show_functions",
+    "show_modules",
+    "show_tables",
+    "table_result_of",
+]
 
 log = logging.getLogger(__name__)
 
 HIVESERVER2 = "hiveserver2"  # the endpoint id whose sessions get Spark's shapes
 
 _DESCRIBE_COLUMNS = ("name", "type", "null", "key", "extras", "watermark")
-# DESCRIBE <word> ... that describe something other than a table.
-_DESCRIBE_OTHER = frozenset(
-    {
-        "DATABASE",
-        "SCHEMA",
-        "NAMESPACE",
-        "FUNCTION",
-        "QUERY",
-        "CATALOG",
-        "EXTENDED",
-        "FORMATTED",
-        "JOB",
-        "MODEL",
-        "SELECT",
-        "WITH",
-        "VALUES",
-        "FROM",
-    }
-)
-_DATABASE_WORDS = frozenset({"DATABASES", "SCHEMAS", "NAMESPACES"})
 
 
 def flink_shapes(session: Session) -> bool:
@@ -76,53 +79,36 @@ def flink_shapes(session: Session) -> bool:
     return version is None or version.endpoint != HIVESERVER2
 
 
-def metadata_statement(session: Session, parsed: MetadataQuery) -> Execution | None:
-    """The answer to a SHOW / DESCRIBE form the gateway shapes, or None for Spark's."""
-    if parsed.keyword not in ("SHOW", "DESCRIBE", "DESC"):
+# Each function below answers one form, or returns None for Spark's own answer.
+
+
+def show_current_catalog(session: Session, _statement: ShowCurrentCatalog) -> Execution:
+    return table_result(["current catalog name"], [[session.spark.catalog.currentCatalog()]])
+
+
+def show_current_database(session: Session, _statement: ShowCurrentDatabase) -> Execution | None:
+    if not flink_shapes(session):
         return None
-    tokens = list(parsed.tokens)
-    words = [t.upper if t.kind is TokenKind.WORD else None for t in tokens]
-    flink = flink_shapes(session)
-    if parsed.keyword == "SHOW":
-        return _show(session, parsed.text, tokens, words, flink)
-    return _describe(session, tokens, words, 1, flink)
+    return table_result(["current database name"], [[session.spark.catalog.currentDatabase()]])
 
 
-def _show(
-    session: Session,
-    text: str,
-    tokens: list[Token],
-    words: list[str | None],
-    flink: bool,
-) -> Execution | None:
-    second = words[1] if len(words) > 1 else None
-    spark = session.spark
-    if words == ["SHOW", "CURRENT", "CATALOG"]:
-        return table_result(["current catalog name"], [[spark.catalog.currentCatalog()]])
-    if words == ["SHOW", "CURRENT", "DATABASE"] and flink:
-        return table_result(["current database name"], [[spark.catalog.currentDatabase()]])
-    if words == ["SHOW", "MODULES"]:
-        # Spark has one function namespace: Flink's `core` module, always used.
-        return table_result(["module name"], [["core"]])
-    if words == ["SHOW", "FULL", "MODULES"]:
+def show_modules(_session: Session, statement: ShowModules) -> Execution:
+    # Spark has one function namespace: Flink's `core` module, always used.
+    if statement.full:
         return _typed_result((("module name", STRING), ("used", BOOLEAN)), [["core", True]])
-    if second == "TABLES":
-        return _show_relations(session, text, tokens, "table name", views=False, flink=flink)
-    if second == "VIEWS":
-        return _show_relations(session, text, tokens, "view name", views=True, flink=flink)
-    if second == "CREATE" and len(words) > 2 and words[2] in ("TABLE", "VIEW"):
-        return _show_create(session, text, tokens, flink)
-    if not flink:
-        return None
-    if second == "CATALOGS":
-        return _renamed(session, text, "catalog name")
-    if second in _DATABASE_WORDS:
-        return _renamed(session, text, "database name")
-    if "FUNCTIONS" in words[1:3]:
-        return _renamed(session, text, "function name")
-    if second == "COLUMNS" and len(words) > 2 and words[2] in ("FROM", "IN"):
-        return _describe(session, tokens, words, 3, flink)
-    return None
+    return table_result(["module name"], [["core"]])
+
+
+def show_catalogs(session: Session, statement: ShowCatalogs) -> Execution | None:
+    return _renamed(session, statement, "catalog name")
+
+
+def show_databases(session: Session, statement: ShowDatabases) -> Execution | None:
+    return _renamed(session, statement, "database name")
+
+
+def show_functions(session: Session, statement: ShowFunctions) -> Execution | None:
+    return _renamed(session, statement, "function name")
 
 
 def _collect(session: Session, text: str) -> tuple[list[str], list[tuple[object, ...]]]:
@@ -133,57 +119,35 @@ def _collect(session: Session, text: str) -> tuple[list[str], list[tuple[object,
         raise to_execution_error(exc) from exc
 
 
-def _renamed(session: Session, text: str, name: str) -> Execution:
+def _renamed(session: Session, statement: MetadataQuery, name: str) -> Execution | None:
     """Spark's one-column listing under Flink's column name."""
-    _, rows = _collect(session, text)
+    if not flink_shapes(session):
+        return None
+    _, rows = _collect(session, statement.text)
     return table_result([name], [[str(row[0])] for row in rows])
 
 
-def _like_filter(tokens: list[Token], at: int) -> tuple[int, Callable[[str], bool]] | None:
-    """``[NOT] [I]LIKE 'pattern'`` at ``at`` (Flink's SQL LIKE), as a name filter."""
-    j = at
-    negate = j < len(tokens) and tokens[j].upper == "NOT"
-    j += negate
-    if j + 1 >= len(tokens) or tokens[j].upper not in ("LIKE", "ILIKE"):
-        return None
-    if tokens[j + 1].kind is not TokenKind.STRING or j + 2 != len(tokens):
-        return None
-    pattern = unquote(tokens[j + 1])
-    regex = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
-    flags = re.IGNORECASE if tokens[j].upper == "ILIKE" else 0
-    compiled = re.compile(regex, flags | re.DOTALL)
-    return at, lambda name: (compiled.fullmatch(name) is None) == negate
-
-
-def _show_relations(
-    session: Session,
-    text: str,
-    tokens: list[Token],
-    column: str,
-    *,
-    views: bool,
-    flink: bool,
-) -> Execution | None:
+def show_tables(session: Session, statement: ShowTables) -> Execution | None:
     """SHOW TABLES / SHOW VIEWS: Spark lists connector tables as views; they are tables."""
-    keep: Callable[[str], bool] = lambda _name: True  # noqa: E731
-    statement = text
-    if flink:
-        # Flink's LIKE is SQL's (% and _); Spark's is its own: filter here.
-        start = 2
-        if start < len(tokens) and tokens[start].upper in ("FROM", "IN"):
-            _, start = dotted_name(tokens, start + 1)
-        like = _like_filter(tokens, start)
-        if like is not None:
-            cut, keep = like
-            statement = text[: tokens[cut].start] if cut < len(tokens) else text
-        elif start != len(tokens):
-            return None
-    columns, rows = _collect(session, statement)
-    if views:
-        rows = [row for row in rows if not _is_connector(session, row)]
+    flink = flink_shapes(session)
+    like = statement.like
     if not flink:
-        return table_result_of(session, columns, rows) if views else None
-    names = sorted({str(row[1]) for row in rows if keep(str(row[1]))})
+        if not statement.views:
+            return None
+        columns, rows = _collect(session, statement.text)
+        rows = [row for row in rows if not _is_connector(session, row)]
+        return table_result_of(session, columns, rows)
+    if like is not None and not like.sql:
+        return None  # Spark's own pattern syntax: Spark's answer
+    # Flink's LIKE is SQL's (% and _); Spark's is its own: filter here.
+    listing = "SHOW VIEWS" if statement.views else "SHOW TABLES"
+    if statement.database:
+        listing += f" IN {quote_name(statement.database)}"
+    _, rows = _collect(session, listing)
+    if statement.views:
+        rows = [row for row in rows if not _is_connector(session, row)]
+    names = sorted({str(row[1]) for row in rows if like is None or like.matches(str(row[1]))})
+    column = "view name" if statement.views else "table name"
     return table_result([column], [[name] for name in names])
 
 
@@ -205,11 +169,6 @@ def _is_connector(session: Session, row: tuple[object, ...]) -> bool:
         return False
 
 
-def _table_name(tokens: list[Token], start: int) -> tuple[tuple[str, ...], int] | None:
-    parts, end = dotted_name(tokens, start)
-    return (parts, end) if parts else None
-
-
 def _definition(session: Session, name: tuple[str, ...]) -> TableDefinition | None:
     try:
         return lookup(session.spark, name, session.context.temporary_tables)
@@ -218,17 +177,15 @@ def _definition(session: Session, name: tuple[str, ...]) -> TableDefinition | No
         return None
 
 
-def _show_create(session: Session, text: str, tokens: list[Token], flink: bool) -> Execution | None:
-    found = _table_name(tokens, 3)
-    if found is None or found[1] != len(tokens):
-        return None  # e.g. SHOW CREATE TABLE t AS SERDE: Spark's
+def show_create_table(session: Session, statement: ShowCreateTable) -> Execution | None:
+    flink = flink_shapes(session)
     column = "result" if flink else "createtab_stmt"
-    definition = _definition(session, found[0])
+    definition = _definition(session, statement.table)
     if definition is not None:
         return table_result([column], [[flink_ddl(definition)]])
     if not flink:
         return None
-    _, rows = _collect(session, text)
+    _, rows = _collect(session, statement.text)
     return table_result([column], [[str(row[0])] for row in rows])
 
 
@@ -281,45 +238,28 @@ def _type_text(declared: str | None) -> str:
     return " ".join((declared or "").split()).upper()
 
 
-def _describe(
-    session: Session, tokens: list[Token], words: list[str | None], start: int, flink: bool
-) -> Execution | None:
+def describe_table(session: Session, statement: DescribeTable) -> Execution | None:
     """DESCRIBE [TABLE] t, DESC t, SHOW COLUMNS FROM t: Flink's columns.
 
     In a HiveServer2 session only a connector table's DESCRIBE is answered
     here, in Spark's columns: Spark would describe the stored view, which
     lacks the computed and metadata columns.
     """
-    if not flink and start != 1:
+    flink = flink_shapes(session)
+    if not flink and statement.columns:
         return None
-    j = start
-    if start == 1 and j < len(words) and words[j] == "TABLE" and j + 1 < len(words):
-        j += 1
-    if j < len(words) and words[j] in _DESCRIBE_OTHER and j + 1 < len(words):
-        return None
-    found = _table_name(tokens, j)
-    if found is None:
-        return None
-    name, end = found
-    keep: Callable[[str], bool] = lambda _name: True  # noqa: E731
-    if end != len(tokens):
-        like = _like_filter(tokens, end) if start == 3 else None
-        if like is None:
-            return None  # DESCRIBE t column, PARTITION (...): Spark's
-        keep = like[1]
-    definition = _definition(session, name)
+    definition = _definition(session, statement.table)
     if not flink:
-        if definition is None or end != len(tokens):
-            return None
-        return _spark_describe(session, definition)
+        return None if definition is None else _spark_describe(session, definition)
     if definition is not None:
         rows = _connector_columns(session, definition)
     else:
-        rows = _spark_columns(session, name)
+        rows = _spark_columns(session, statement.table)
     types = (STRING, STRING, BOOLEAN, STRING, STRING, STRING)
+    like = statement.like
     return _typed_result(
         tuple(zip(_DESCRIBE_COLUMNS, types, strict=True)),
-        [row for row in rows if keep(str(row[0]))],
+        [row for row in rows if like is None or like.matches(str(row[0]))],
     )
 
 

@@ -324,6 +324,96 @@ def _keywords(tokens: list[Token]) -> tuple[str, ...]:
     return tuple(t.upper for t in tokens[:3] if t.kind is TokenKind.WORD)
 
 
+def _like(cursor: _Cursor) -> k.LikePattern | None:
+    """``[NOT] [I]LIKE 'p'`` or Spark's bare ``'p'``, when it ends the statement."""
+    start = cursor.i
+    negated = cursor.accept("NOT")
+    word = cursor.word()
+    sql = word in ("LIKE", "ILIKE")
+    if sql:
+        cursor.take()
+    tok = cursor.peek()
+    if (negated and not sql) or tok is None or tok.kind is not TokenKind.STRING:
+        cursor.i = start
+        return None
+    cursor.take()
+    if not cursor.at_end():
+        cursor.i = start
+        return None
+    return k.LikePattern(unquote(tok), negated, word == "ILIKE", sql)
+
+
+def _table_name(cursor: _Cursor) -> tuple[str, ...] | None:
+    """A (multi-part) name at the cursor, or None when none is there."""
+    tok = cursor.peek()
+    if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+        return None
+    return cursor.multipart_identifier()
+
+
+# DESCRIBE <word> <more> describes something other than a table.
+_DESCRIBE_OTHER = frozenset(
+    {"DATABASE", "SCHEMA", "NAMESPACE", "FUNCTION", "QUERY", "CATALOG", "EXTENDED", "FORMATTED"}
+    | {"JOB", "MODEL", "SELECT", "WITH", "VALUES", "FROM"}
+)
+_DATABASE_WORDS = frozenset({"DATABASES", "SCHEMAS", "NAMESPACES"})
+
+
+def _parse_metadata(cursor: _Cursor, text: str, first: str) -> k.MetadataQuery:
+    """The SHOW / DESCRIBE forms the gateway shapes; any other is Spark's own."""
+    form = _metadata_form(cursor, text, first)
+    return form if form is not None else k.MetadataQuery(text, first, relational=False)
+
+
+def _metadata_form(cursor: _Cursor, text: str, first: str) -> k.MetadataQuery | None:
+    def at_end(form: k.MetadataQuery) -> k.MetadataQuery | None:
+        return form if cursor.at_end() else None
+
+    if first in ("DESCRIBE", "DESC"):
+        if cursor.word() == "TABLE" and cursor.peek(1) is not None:
+            cursor.take()
+        if cursor.word() in _DESCRIBE_OTHER and cursor.peek(1) is not None:
+            return None
+        table = _table_name(cursor)
+        return at_end(k.DescribeTable(text, first, False, table)) if table else None
+    if cursor.accept("CURRENT", "CATALOG"):
+        return at_end(k.ShowCurrentCatalog(text, first, False))
+    if cursor.accept("CURRENT", "DATABASE"):
+        return at_end(k.ShowCurrentDatabase(text, first, False))
+    full = cursor.accept("FULL", "MODULES")
+    if full or cursor.accept("MODULES"):
+        return at_end(k.ShowModules(text, first, False, full))
+    second = cursor.word()
+    if second in ("TABLES", "VIEWS"):
+        cursor.take()
+        database: tuple[str, ...] = ()
+        if cursor.accept("FROM") or cursor.accept("IN"):
+            database = _table_name(cursor) or ()
+            if not database:
+                return None
+        like = None if cursor.at_end() else _like(cursor)
+        return at_end(k.ShowTables(text, first, False, database, like, second == "VIEWS"))
+    if second == "CREATE" and cursor.word(1) in ("TABLE", "VIEW"):
+        view = cursor.word(1) == "VIEW"
+        cursor.i += 2
+        table = _table_name(cursor)
+        return at_end(k.ShowCreateTable(text, first, False, table, view)) if table else None
+    if second == "CATALOGS":
+        return k.ShowCatalogs(text, first, False)
+    if second in _DATABASE_WORDS:
+        return k.ShowDatabases(text, first, False)
+    if "FUNCTIONS" in (second, cursor.word(1)):
+        return k.ShowFunctions(text, first, False)
+    if second == "COLUMNS" and cursor.word(1) in ("FROM", "IN"):
+        cursor.i += 2
+        table = _table_name(cursor)
+        like = None if cursor.at_end() else _like(cursor)
+        if table is None or (like is not None and not like.sql):
+            return None
+        return at_end(k.DescribeTable(text, first, False, table, like, columns=True))
+    return None
+
+
 QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("})
 """The one set of words that start a query in the SQL sense (a ``SparkQuery``
 that is ``relational``); ``WITH`` and ``FROM`` only when no INSERT follows."""
@@ -406,7 +496,7 @@ def _parse(cursor: _Cursor, text: str) -> k.Statement:
     if first in QUERY_KEYWORDS:
         return k.SparkQuery(text, first, relational=True)
     if first in _METADATA_WORDS:
-        return k.MetadataQuery(text, first, relational=False, tokens=tuple(cursor.tokens))
+        return _parse_metadata(cursor, text, first)
     if first in _ROW_WORDS or (first == "LIST" and cursor.word() in _LIST_TARGETS):
         return k.SparkQuery(text, first, relational=False)
     if first in _DML_WORDS or (first == "LOAD" and cursor.word() == "DATA"):
