@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
+from sparkgate.service.statements.cursor import Cursor
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
     Token,
@@ -32,117 +33,7 @@ __all__ = ["INCOMPLETE_MARK", "QUERY_KEYWORDS", "incomplete", "parse_statement"]
 _log = logging.getLogger(__name__)
 
 
-class _Cursor:
-    """Walks the significant tokens of one statement."""
-
-    def __init__(self, source: str, tokens: list[Token]) -> None:
-        self.source = source
-        self.tokens = tokens
-        self.i = 0
-
-    def peek(self, ahead: int = 0) -> Token | None:
-        j = self.i + ahead
-        return self.tokens[j] if j < len(self.tokens) else None
-
-    def word(self, ahead: int = 0) -> str | None:
-        tok = self.peek(ahead)
-        return tok.upper if tok is not None and tok.kind is TokenKind.WORD else None
-
-    def at_end(self) -> bool:
-        return self.i >= len(self.tokens)
-
-    def take(self) -> Token:
-        tok = self.tokens[self.i]
-        self.i += 1
-        return tok
-
-    def accept(self, *words: str) -> bool:
-        """Consume ``words`` if the next tokens are exactly these keywords."""
-        if all(self.word(k) == w for k, w in enumerate(words)):
-            self.i += len(words)
-            return True
-        return False
-
-    def error(self, message: str, tok: Token | None = None) -> SqlParseError:
-        if tok is None:
-            tok = self.peek()
-        where = (
-            f"at {position(self.source, tok.start)}" if tok is not None else "at end of statement"
-        )
-        return SqlParseError(f"{message} {where}")
-
-    def expect(self, kind: TokenKind, what: str) -> Token:
-        tok = self.peek()
-        if tok is None or tok.kind is not kind:
-            raise self.error(f"expected {what}")
-        self.i += 1
-        return tok
-
-    def expect_end(self, statement: str) -> None:
-        if not self.at_end():
-            raise self.error(f"unexpected input in {statement}")
-
-    def rest(self) -> str:
-        """Source text from the next token to the end of the statement."""
-        if self.at_end():
-            return ""
-        return self.source[self.tokens[self.i].start : self.tokens[-1].end]
-
-    def identifier(self) -> str:
-        tok = self.peek()
-        if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-            raise self.error("expected an identifier")
-        self.i += 1
-        return unquote(tok)
-
-    def multipart_identifier(self) -> tuple[str, ...]:
-        parts = [self.identifier()]
-        while (tok := self.peek()) is not None and tok.kind is TokenKind.DOT:
-            self.i += 1
-            parts.append(self.identifier())
-        return tuple(parts)
-
-    def option_key(self) -> str:
-        tok = self.peek()
-        if tok is not None and tok.kind is TokenKind.STRING:
-            self.i += 1
-            return unquote(tok)
-        return ".".join(self.multipart_identifier())
-
-    def option_value(self) -> str:
-        tok = self.peek()
-        if tok is None or tok.kind not in (
-            TokenKind.STRING,
-            TokenKind.NUMBER,
-            TokenKind.WORD,
-        ):
-            raise self.error("expected an option value")
-        self.i += 1
-        return unquote(tok)
-
-    def with_options(self) -> Mapping[str, str]:
-        """``WITH ('k' = 'v', ...)`` after the WITH keyword."""
-        self.expect(TokenKind.LPAREN, "'('")
-        options: dict[str, str] = {}
-        if (tok := self.peek()) is not None and tok.kind is TokenKind.RPAREN:
-            self.i += 1
-            return MappingProxyType(options)
-        while True:
-            key_token = self.peek()
-            key = self.option_key()
-            self.expect(TokenKind.EQUALS, "'='")
-            if key in options:
-                raise self.error(f"duplicate option '{key}'", key_token)
-            options[key] = self.option_value()
-            sep = self.peek()
-            if sep is not None and sep.kind is TokenKind.COMMA:
-                self.i += 1
-                continue
-            self.expect(TokenKind.RPAREN, "',' or ')'")
-            return MappingProxyType(options)
-
-
-def _single_value(cursor: _Cursor) -> str | None:
+def _single_value(cursor: Cursor) -> str | None:
     """The unquoted value if the rest is one string literal, else ``None``."""
     tok = cursor.peek()
     if tok is not None and tok.kind is TokenKind.STRING and cursor.peek(1) is None:
@@ -150,7 +41,7 @@ def _single_value(cursor: _Cursor) -> str | None:
     return None
 
 
-def _name(cursor: _Cursor, statement: str) -> str:
+def _name(cursor: Cursor, statement: str) -> str:
     """A key or path: one quoted token, or raw text without whitespace."""
     quoted = cursor.peek()
     if (
@@ -167,7 +58,7 @@ def _name(cursor: _Cursor, statement: str) -> str:
     return raw
 
 
-def _parse_set(cursor: _Cursor, text: str) -> k.Statement:
+def _parse_set(cursor: Cursor, text: str) -> k.Statement:
     first = cursor.word()
     second = cursor.peek(1)
     continues = second is not None and second.kind is not TokenKind.EQUALS
@@ -189,7 +80,7 @@ def _parse_set(cursor: _Cursor, text: str) -> k.Statement:
         return k.ShowConfig(text, _name(cursor, "SET"))
     if equals == cursor.i:
         raise cursor.error("SET needs a key before '='")
-    key_cursor = _Cursor(cursor.source, cursor.tokens[cursor.i : equals])
+    key_cursor = Cursor(cursor.source, cursor.tokens[cursor.i : equals])
     key = _name(key_cursor, "SET")
     cursor.i = equals + 1
     value = _single_value(cursor)
@@ -198,7 +89,7 @@ def _parse_set(cursor: _Cursor, text: str) -> k.Statement:
     return k.Set(text, key, value)
 
 
-def _jar_path(cursor: _Cursor, verb: str) -> str:
+def _jar_path(cursor: Cursor, verb: str) -> str:
     if cursor.at_end():
         raise cursor.error(f"{verb} JAR needs a path")
     first = cursor.peek()
@@ -210,7 +101,7 @@ def _jar_path(cursor: _Cursor, verb: str) -> str:
     return path
 
 
-def _job_id(cursor: _Cursor, statement: str) -> str:
+def _job_id(cursor: Cursor, statement: str) -> str:
     tok = cursor.peek()
     if tok is None or tok.kind is not TokenKind.STRING:
         raise cursor.error(f"{statement} expects a quoted job id")
@@ -218,7 +109,7 @@ def _job_id(cursor: _Cursor, statement: str) -> str:
     return unquote(tok)
 
 
-def _parse_stop_job(cursor: _Cursor, text: str) -> k.StopJob:
+def _parse_stop_job(cursor: Cursor, text: str) -> k.StopJob:
     job_id = _job_id(cursor, "STOP JOB")
     savepoint = drain = False
     while not cursor.at_end():
@@ -231,7 +122,7 @@ def _parse_stop_job(cursor: _Cursor, text: str) -> k.StopJob:
     return k.StopJob(text, job_id, with_savepoint=savepoint, with_drain=drain)
 
 
-def _parse_execute_statement_set(cursor: _Cursor, text: str) -> k.ExecuteStatementSet:
+def _parse_execute_statement_set(cursor: Cursor, text: str) -> k.ExecuteStatementSet:
     begin = cursor.peek()
     if begin is None:
         raise incomplete(cursor.source, "expected BEGIN after EXECUTE STATEMENT SET")
@@ -246,7 +137,7 @@ def _parse_execute_statement_set(cursor: _Cursor, text: str) -> k.ExecuteStateme
     )
 
 
-def _parse_create_catalog(cursor: _Cursor, text: str) -> k.CreateCatalog:
+def _parse_create_catalog(cursor: Cursor, text: str) -> k.CreateCatalog:
     if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
     name = cursor.identifier()
     if not cursor.accept("WITH"):
@@ -256,7 +147,7 @@ def _parse_create_catalog(cursor: _Cursor, text: str) -> k.CreateCatalog:
     return k.CreateCatalog(text, name, options, if_not_exists=if_not_exists)
 
 
-def _parse_module(cursor: _Cursor, text: str, verb: str) -> k.Statement:
+def _parse_module(cursor: Cursor, text: str, verb: str) -> k.Statement:
     name = cursor.identifier()
     if verb == "UNLOAD":
         cursor.expect_end("UNLOAD MODULE")
@@ -268,7 +159,7 @@ def _parse_module(cursor: _Cursor, text: str, verb: str) -> k.Statement:
     return k.LoadModule(text, name, options)
 
 
-def _parse_use(cursor: _Cursor, text: str) -> k.Statement:
+def _parse_use(cursor: Cursor, text: str) -> k.Statement:
     if cursor.accept("MODULES"):
         return k.SparkCommand(text, _keywords(cursor.tokens), ddl=False)
     catalog = cursor.word() == "CATALOG" and cursor.peek(1) is not None
@@ -288,7 +179,7 @@ def _parse_use(cursor: _Cursor, text: str) -> k.Statement:
     return k.Use(text, names, catalog=False)
 
 
-def _parse_drop_temporary(cursor: _Cursor, text: str) -> k.Statement:
+def _parse_drop_temporary(cursor: Cursor, text: str) -> k.Statement:
     """``DROP TEMPORARY TABLE [IF EXISTS] name`` after DROP TEMPORARY TABLE."""
     if_exists = cursor.accept("IF", "EXISTS")
     rest = cursor.tokens[cursor.i :]
@@ -299,7 +190,7 @@ def _parse_drop_temporary(cursor: _Cursor, text: str) -> k.Statement:
     return k.DropTemporaryTable(text, unquote(rest[0]), if_exists)
 
 
-def _parse_create(cursor: _Cursor, text: str) -> k.Statement:
+def _parse_create(cursor: Cursor, text: str) -> k.Statement:
     """Flink's connector DDL, or Spark's own CREATE."""
     definition = parse_connector_table(text)
     if definition is not None:
@@ -324,7 +215,7 @@ def _keywords(tokens: list[Token]) -> tuple[str, ...]:
     return tuple(t.upper for t in tokens[:3] if t.kind is TokenKind.WORD)
 
 
-def _like(cursor: _Cursor) -> k.LikePattern | None:
+def _like(cursor: Cursor) -> k.LikePattern | None:
     """``[NOT] [I]LIKE 'p'`` or Spark's bare ``'p'``, when it ends the statement."""
     start = cursor.i
     negated = cursor.accept("NOT")
@@ -343,7 +234,7 @@ def _like(cursor: _Cursor) -> k.LikePattern | None:
     return k.LikePattern(unquote(tok), negated, word == "ILIKE", sql)
 
 
-def _table_name(cursor: _Cursor) -> tuple[str, ...] | None:
+def _table_name(cursor: Cursor) -> tuple[str, ...] | None:
     """A (multi-part) name at the cursor, or None when none is there."""
     tok = cursor.peek()
     if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
@@ -359,13 +250,13 @@ _DESCRIBE_OTHER = frozenset(
 _DATABASE_WORDS = frozenset({"DATABASES", "SCHEMAS", "NAMESPACES"})
 
 
-def _parse_metadata(cursor: _Cursor, text: str, first: str) -> k.MetadataQuery:
+def _parse_metadata(cursor: Cursor, text: str, first: str) -> k.MetadataQuery:
     """The SHOW / DESCRIBE forms the gateway shapes; any other is Spark's own."""
     form = _metadata_form(cursor, text, first)
     return form if form is not None else k.MetadataQuery(text, first, relational=False)
 
 
-def _metadata_form(cursor: _Cursor, text: str, first: str) -> k.MetadataQuery | None:
+def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | None:
     def at_end(form: k.MetadataQuery) -> k.MetadataQuery | None:
         return form if cursor.at_end() else None
 
@@ -441,7 +332,7 @@ _DDL_WORDS = frozenset(
 _LIST_TARGETS = frozenset({"FILE", "FILES", "JAR", "JARS", "ARCHIVE", "ARCHIVES"})
 
 
-def _parse(cursor: _Cursor, text: str) -> k.Statement:
+def _parse(cursor: Cursor, text: str) -> k.Statement:
     first_token = cursor.peek()
     assert first_token is not None
     if first_token.kind is TokenKind.LPAREN:
@@ -565,7 +456,7 @@ def parse_statement(statement: str) -> k.Statement:
     group = groups[0]
     text = statement[group[0].start : group[-1].end]
     try:
-        parsed = _parse(_Cursor(statement, group), text)
+        parsed = _parse(Cursor(statement, group), text)
     except SqlParseError as exc:
         if _open_parens(group):
             raise incomplete(statement, str(exc)) from None
