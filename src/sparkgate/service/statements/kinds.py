@@ -19,12 +19,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AddJar",
+    "AlterCatalog",
     "BeginStatementSet",
     "ConnectorTableCreate",
     "CreateCatalog",
+    "DescribeCatalog",
     "DescribeJob",
     "DescribeTable",
     "Dml",
+    "DropCatalog",
     "DropTemporaryTable",
     "EndStatementSet",
     "ExecuteStatementSet",
@@ -36,6 +39,7 @@ __all__ = [
     "Set",
     "ShowCatalogs",
     "ShowConfig",
+    "ShowCreateCatalog",
     "ShowCreateTable",
     "ShowCurrentCatalog",
     "ShowCurrentDatabase",
@@ -282,9 +286,45 @@ class Use(_ConfiguresSession):
 
 @dataclass(frozen=True)
 class CreateCatalog(_ConfiguresSession):
+    """``CREATE CATALOG [IF NOT EXISTS] name [COMMENT '...'] WITH (...)``."""
+
     name: str
     options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
     if_not_exists: bool = False
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class AlterCatalog(_ConfiguresSession):
+    """``ALTER CATALOG name SET (...)`` / ``RESET ('k', ...)`` / ``COMMENT '...'``."""
+
+    name: str
+    set_options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    reset_keys: tuple[str, ...] = ()
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class DropCatalog(_ConfiguresSession):
+    """``DROP CATALOG [IF EXISTS] name``."""
+
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DescribeCatalog(Statement):
+    """``DESCRIBE|DESC CATALOG [EXTENDED] name``."""
+
+    name: str
+    extended: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateCatalog(Statement):
+    """``SHOW CREATE CATALOG name``."""
+
+    name: str
 
 
 @dataclass(frozen=True)

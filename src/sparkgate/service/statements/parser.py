@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
+from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
@@ -135,16 +136,6 @@ def _parse_execute_statement_set(cursor: Cursor, text: str) -> k.ExecuteStatemen
     return k.ExecuteStatementSet(
         text, tuple(parse_statement(inner) for inner in split_statements(body))
     )
-
-
-def _parse_create_catalog(cursor: Cursor, text: str) -> k.CreateCatalog:
-    if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
-    name = cursor.identifier()
-    if not cursor.accept("WITH"):
-        raise cursor.error("CREATE CATALOG expects WITH ('key' = 'value', ...)")
-    options = cursor.with_options()
-    cursor.expect_end("CREATE CATALOG")
-    return k.CreateCatalog(text, name, options, if_not_exists=if_not_exists)
 
 
 def _parse_module(cursor: Cursor, text: str, verb: str) -> k.Statement:
@@ -372,8 +363,9 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return k.EndStatementSet(text)
     if first == "EXECUTE" and cursor.accept("STATEMENT", "SET"):
         return _parse_execute_statement_set(cursor, text)
-    if first == "CREATE" and cursor.accept("CATALOG"):
-        return _parse_create_catalog(cursor, text)
+    catalog_form = parse_catalog_statement(cursor, text, first)
+    if catalog_form is not None:
+        return catalog_form
     if first in ("LOAD", "UNLOAD") and cursor.accept("MODULE"):
         return _parse_module(cursor, text, first)
     if first == "USE":
