@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+# A real PostgreSQL server (session scope), for every test that asks for it.
+from tests.postgres import postgres as postgres
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 

@@ -15,9 +15,19 @@ def test_quick_select1_in_process_writes_the_expected_json(tmp_path: Path) -> No
     output = tmp_path / "result.json"
     result = subprocess.run(
         [
-            sys.executable, "-m", "bench", "--quick", "--targets", "inprocess",
-            "--only", "select1", "--output", str(output), "--no-docs",
-            "--driver-memory", "1g",
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--targets",
+            "inprocess",
+            "--only",
+            "select1",
+            "--output",
+            str(output),
+            "--no-docs",
+            "--driver-memory",
+            "1g",
         ],
         cwd=REPO,
         capture_output=True,
@@ -29,8 +39,16 @@ def test_quick_select1_in_process_writes_the_expected_json(tmp_path: Path) -> No
     assert "SELECT 1 round trip" in result.stdout
 
     doc = json.loads(output.read_text(encoding="utf-8"))
-    assert {"schema", "mode", "machine", "settings", "targets", "workloads", "ratios", "goals"} \
-        <= doc.keys()
+    assert {
+        "schema",
+        "mode",
+        "machine",
+        "settings",
+        "targets",
+        "workloads",
+        "ratios",
+        "goals",
+    } <= doc.keys()
     assert doc["mode"] == "quick"
     assert doc["machine"]["cores"] >= 1
     assert doc["machine"]["spark"]

@@ -26,9 +26,9 @@ def run(gateway: DefaultGateway, statement: str) -> list[list[Any]]:
     with httpx.Client(base_url=base, timeout=60) as http:
         session = http.post("/sessions", json={}).json()["sessionHandle"]
         try:
-            op = http.post(
-                f"/sessions/{session}/statements", json={"statement": statement}
-            ).json()["operationHandle"]
+            op = http.post(f"/sessions/{session}/statements", json={"statement": statement}).json()[
+                "operationHandle"
+            ]
             uri: str | None = f"/sessions/{session}/operations/{op}/result/0?rowFormat=JSON"
             rows: list[list[Any]] = []
             while uri:

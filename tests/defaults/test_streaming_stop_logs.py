@@ -109,8 +109,7 @@ def _slow_source(client: httpx.Client, session: str) -> str:
     op = _submit(
         client,
         session,
-        f"CREATE TABLE {table} (id BIGINT) WITH ('connector' = 'datagen', "
-        "'rows-per-second' = '2')",
+        f"CREATE TABLE {table} (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2')",
     )
     body = _fetch(client, session, op, 0)
     while body.get("resultType") == "NOT_READY":

@@ -13,9 +13,6 @@ import pytest
 
 from tests.postgres import JDBC_DRIVER_CLASS, PostgresServer, load_jdbc_driver, start_postgres
 
-# The fixture, imported here until tests/conftest.py imports it for every test.
-from tests.postgres import postgres as postgres
-
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 

@@ -180,15 +180,11 @@ _DUR = duration_option("test.dur", timedelta(seconds=1), "A duration.")
         (SESSION_IDLE_TIMEOUT, "-1 s", timedelta(seconds=-1)),
     ],
 )
-def test_get_parses_raw_value(
-    option: ConfigOption[object], raw: str, expected: object
-) -> None:
+def test_get_parses_raw_value(option: ConfigOption[object], raw: str, expected: object) -> None:
     assert Configuration({option.key: raw}).get(option) == expected
 
 
-@pytest.mark.parametrize(
-    "option", [_INT, _BOOL, _LIST, _MEM, _STR, _DUR, *SERVICE_OPTIONS]
-)
+@pytest.mark.parametrize("option", [_INT, _BOOL, _LIST, _MEM, _STR, _DUR, *SERVICE_OPTIONS])
 def test_get_absent_gives_default_and_default_round_trips(
     option: ConfigOption[object],
 ) -> None:
@@ -347,9 +343,7 @@ def test_same_key_flat_and_nested_is_an_error(tmp_path: Path) -> None:
 
 
 def test_overrides_win_over_file(tmp_path: Path) -> None:
-    _write(
-        tmp_path, "sql-gateway.session.idle-timeout: 10 min\nspark.master: local[1]\n"
-    )
+    _write(tmp_path, "sql-gateway.session.idle-timeout: 10 min\nspark.master: local[1]\n")
     overrides = parse_dynamic_options(
         ["-Dsql-gateway.session.idle-timeout=1 h", "-D", "spark.master=local[4]"]
     )
@@ -369,9 +363,7 @@ def test_unknown_gateway_key_suggests_closest(tmp_path: Path) -> None:
 
 
 def test_unknown_override_key_is_reported_as_from_command_line() -> None:
-    with pytest.raises(
-        ConfigurationError, match=r"'sql-gateway\.nope'.*-Dsql-gateway\.nope"
-    ):
+    with pytest.raises(ConfigurationError, match=r"'sql-gateway\.nope'.*-Dsql-gateway\.nope"):
         load_configuration(None, {"sql-gateway.nope": "1"}, SERVICE_OPTIONS)
 
 
@@ -419,9 +411,7 @@ def test_spark_and_other_keys_pass_through_untouched() -> None:
 def test_known_prefixes_are_left_to_their_owner(key: str, accepted: bool) -> None:
     prefixes = ("sql-gateway.endpoint.rest.", "sql-gateway.endpoint.hiveserver2.")
     if accepted:
-        conf = load_configuration(
-            None, {key: "not-validated"}, SERVICE_OPTIONS, prefixes
-        )
+        conf = load_configuration(None, {key: "not-validated"}, SERVICE_OPTIONS, prefixes)
         assert conf.get_raw(key) == "not-validated"
     else:
         with pytest.raises(ConfigurationError, match="Unknown option"):
@@ -489,17 +479,13 @@ def test_parse_dynamic_options(args: list[str], expected: dict[str, str]) -> Non
     assert parse_dynamic_options(args) == expected
 
 
-@pytest.mark.parametrize(
-    "args", [["-Dnoequals"], ["-D"], ["-D", "x"], ["-D=1"], ["--other"]]
-)
+@pytest.mark.parametrize("args", [["-Dnoequals"], ["-D"], ["-D", "x"], ["-D=1"], ["--other"]])
 def test_parse_dynamic_options_rejects(args: list[str]) -> None:
     with pytest.raises(ConfigurationError):
         parse_dynamic_options(args)
 
 
-def test_default_conf_dir_prefers_env(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_default_conf_dir_prefers_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "conf").mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SPARKGATE_CONF_DIR", str(tmp_path / "elsewhere"))

@@ -30,10 +30,7 @@ def test_every_service_option_is_documented() -> None:
     assert DOC_SECTIONS["Service"] == SERVICE_OPTIONS
     page = generated_docs()
     for option in SERVICE_OPTIONS:
-        assert (
-            f"| `{option.key}` | `{option.default_display}` | {option.type_name} |"
-            in page
-        )
+        assert f"| `{option.key}` | `{option.default_display}` | {option.type_name} |" in page
 
 
 def test_render_sections_tables_and_escaping(
@@ -42,11 +39,7 @@ def test_render_sections_tables_and_escaping(
     monkeypatch.setenv("HOME", str(tmp_path))
     page = render_configuration_docs(
         {
-            "First": [
-                duration_option(
-                    "a.timeout", timedelta(seconds=30), "Waits.\nThen stops."
-                )
-            ],
+            "First": [duration_option("a.timeout", timedelta(seconds=30), "Waits.\nThen stops.")],
             "Second": [
                 string_option("b.mode", "x|y", "One of x | y."),
                 path_option("b.dir", "~/d", "A dir."),
@@ -79,6 +72,4 @@ def test_main_writes_then_check_passes_and_detects_drift(
 
     target.write_text(generated_docs() + "edited\n", encoding="utf-8")
     assert docs.main(["--check"]) == 1
-    assert target.read_text(encoding="utf-8").endswith(
-        "edited\n"
-    )  # --check never writes
+    assert target.read_text(encoding="utf-8").endswith("edited\n")  # --check never writes

@@ -84,8 +84,7 @@ class ConfigOption(Generic[T]):
 # Durations (Flink's TimeUtils forms)
 
 _DURATION_FORM = (
-    "a duration such as '5 min', '30 s', '100 ms', '2 h', '1 d' "
-    "or a bare number of milliseconds"
+    "a duration such as '5 min', '30 s', '100 ms', '2 h', '1 d' or a bare number of milliseconds"
 )
 
 # Label lists follow Flink's TimeUnit labels; the first label is the one
@@ -134,9 +133,7 @@ def parse_duration(text: str) -> timedelta:
 
 def format_duration(value: timedelta) -> str:
     """Shortest Flink form: the largest unit that divides the value exactly."""
-    nanos = (
-        (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
-    ) * 1000
+    nanos = ((value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds) * 1000
     if nanos == 0:
         return "0 ms"
     for nanos_per_unit, labels in _DURATION_UNITS:
@@ -148,9 +145,7 @@ def format_duration(value: timedelta) -> str:
 # --------------------------------------------------------------------------
 # Memory sizes (Flink's MemorySize forms, binary multiples)
 
-_MEMORY_FORM = (
-    "a memory size such as '64 mb', '512m', '1g', '2 gb' or a bare number of bytes"
-)
+_MEMORY_FORM = "a memory size such as '64 mb', '512m', '1g', '2 gb' or a bare number of bytes"
 _MEMORY_UNITS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (1 << 40, ("tb", "t", "tebibytes")),
     (1 << 30, ("gb", "g", "gibibytes")),
@@ -261,9 +256,7 @@ def _choice_parser(choices: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
-def _duration_parser(
-    key: str, min_value: timedelta | None
-) -> Callable[[str], timedelta]:
+def _duration_parser(key: str, min_value: timedelta | None) -> Callable[[str], timedelta]:
     def parse(text: str) -> timedelta:
         value = parse_duration(text)
         if min_value is not None and value < min_value:
@@ -333,17 +326,13 @@ def bool_option(key: str, default: bool, description: str) -> ConfigOption[bool]
 
 def memory_option(key: str, default: int, description: str) -> ConfigOption[int]:
     """A memory size in bytes, written in Flink's forms (``64 mb``, ``1g``)."""
-    return ConfigOption(
-        key, default, description, "MemorySize", parse_memory, format_memory
-    )
+    return ConfigOption(key, default, description, "MemorySize", parse_memory, format_memory)
 
 
 def list_option(
     key: str, default: tuple[str, ...], description: str
 ) -> ConfigOption[tuple[str, ...]]:
-    return ConfigOption(
-        key, default, description, "List<String>", parse_list, _format_list
-    )
+    return ConfigOption(key, default, description, "List<String>", parse_list, _format_list)
 
 
 def path_option(key: str, default: str, description: str) -> ConfigOption[Path]:

@@ -63,9 +63,7 @@ def parse_dynamic_options(args: Sequence[str]) -> dict[str, str]:
         elif arg.startswith("-D"):
             item = arg[2:]
         elif arg.startswith("-"):
-            raise ConfigurationError(
-                f"Unexpected argument {arg!r}; expected -Dkey=value"
-            )
+            raise ConfigurationError(f"Unexpected argument {arg!r}; expected -Dkey=value")
         else:
             item = arg
         key, sep, value = item.partition("=")
@@ -118,9 +116,7 @@ def _read_config_file(conf_dir: Path, config_file: Path) -> dict[str, str]:
     try:
         text = config_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(
-            f"Cannot read configuration file {config_file}: {exc}"
-        ) from exc
+        raise ConfigurationError(f"Cannot read configuration file {config_file}: {exc}") from exc
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -139,9 +135,7 @@ def _read_config_file(conf_dir: Path, config_file: Path) -> dict[str, str]:
     return flat
 
 
-def _flatten(
-    node: dict[Any, Any], prefix: str, out: dict[str, str], source: Path
-) -> None:
+def _flatten(node: dict[Any, Any], prefix: str, out: dict[str, str], source: Path) -> None:
     for raw_key, value in node.items():
         if isinstance(raw_key, (dict, list)) or raw_key is None:
             raise ConfigurationError(f"Invalid key {raw_key!r} in {source}")

@@ -56,9 +56,7 @@ def _message(data_dir: Path, holder: RunningGateway, kind: str) -> str:
     elif holder.kind != GATEWAY:
         ways.append("quit that SQL client")
     command = "sparkgate sql" if kind == SQL_CLIENT else "sparkgate gateway start-foreground"
-    ways.append(
-        f"use a data directory of its own:  {command} -Dsql-gateway.data-dir=<another dir>"
-    )
+    ways.append(f"use a data directory of its own:  {command} -Dsql-gateway.data-dir=<another dir>")
     return "\n".join(
         [
             f"The data directory {data_dir} is in use by {who}, {holder.describe()}: its "
@@ -74,9 +72,7 @@ def check_data_dir_free(config: Configuration, kind: str) -> None:
     if not uses_embedded_metastore(spark_conf):
         return
     data_dir = Path(config.get(options.DATA_DIR)).expanduser()
-    holders = [
-        h for h in running_gateways(data_dir, (GATEWAY, SQL_CLIENT)) if h.pid != os.getpid()
-    ]
+    holders = [h for h in running_gateways(data_dir, (GATEWAY, SQL_CLIENT)) if h.pid != os.getpid()]
     if holders:
         raise ConfigurationError(_message(data_dir, holders[0], kind))
 

@@ -140,9 +140,7 @@ def validate_endpoint_options(
         try:
             option.parse(raw)
         except ValueError as exc:
-            problems.append(
-                f"Invalid value {raw!r} for option '{key}' ({option.type_name}): {exc}"
-            )
+            problems.append(f"Invalid value {raw!r} for option '{key}' ({option.type_name}): {exc}")
     if problems:
         raise ConfigurationError("\n".join(problems))
 

@@ -134,9 +134,7 @@ def is_gateway_process(pid: int) -> bool:
     return b"sparkgate" in cmdline
 
 
-def running_gateways(
-    data_dir: Path, kinds: Sequence[str] = (GATEWAY,)
-) -> list[RunningGateway]:
+def running_gateways(data_dir: Path, kinds: Sequence[str] = (GATEWAY,)) -> list[RunningGateway]:
     """The live processes of ``kinds`` on ``data_dir``, oldest first; stale files are removed."""
     run_dir = data_dir / "run"
     if not run_dir.is_dir():

@@ -44,6 +44,9 @@ from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.service import catalog, completion, options
+from sparkgate.service.catalogs.registry import CatalogRegistry
+from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
+from sparkgate.service.catalogs.types import load_catalog_types
 from sparkgate.service.job.manager import JobManager
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Execution, Executor, Operation
@@ -74,6 +77,14 @@ def _version() -> str:
         return version("sparkgate")
     except PackageNotFoundError:
         return "0.0.0"
+
+
+def _catalog_store(config: Configuration) -> CatalogStore:
+    if config.get(options.CATALOG_STORE_KIND) == "generic_in_memory":
+        return InMemoryCatalogStore()
+    path = config.get(options.CATALOG_STORE_FILE_PATH)
+    directory = Path(path).expanduser() if path else Path(config.get(options.DATA_DIR)) / "catalogs"
+    return FileCatalogStore(directory)
 
 
 class SparkGatewayService:
@@ -110,6 +121,7 @@ class SparkGatewayService:
             ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
             hook_names=hook_names,
         )
+        self._catalogs = CatalogRegistry(_catalog_store(config), load_catalog_types())
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -128,6 +140,7 @@ class SparkGatewayService:
             logging.getLogger("sparkgate").addHandler(self._log_handler)
             if logging.getLogger("sparkgate").getEffectiveLevel() > logging.INFO:
                 logging.getLogger("sparkgate.service").setLevel(logging.INFO)
+        self._catalogs.load(self.spark)
         self._pool.start()
         self._job_manager.start()
         self._sessions.start()
@@ -176,7 +189,8 @@ class SparkGatewayService:
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
         defaults = self.config.to_dict()
         window = self._partition_window or 2 * self.spark.sparkContext.defaultParallelism
-        return Session(
+        self._catalogs.attach(spark)
+        session = Session(
             handle,
             environment,
             spark,
@@ -185,6 +199,13 @@ class SparkGatewayService:
             window,
             jobs=self._job_manager,
         )
+        session.context.catalogs = self._catalogs
+        return session
+
+    @property
+    def catalogs(self) -> CatalogRegistry:
+        """The catalogs made with CREATE CATALOG, shared by every session."""
+        return self._catalogs
 
     def _session(self, handle: SessionHandle) -> Session:
         return self._sessions.get(handle)

@@ -13,6 +13,7 @@ from typing import Any
 from sparkgate.api.config import (
     ConfigOption,
     bool_option,
+    choice_option,
     duration_option,
     int_option,
     list_option,
@@ -22,6 +23,8 @@ from sparkgate.api.config import (
 from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
 
 __all__ = [
+    "CATALOG_STORE_FILE_PATH",
+    "CATALOG_STORE_KIND",
     "CHECKPOINTING_INTERVAL",
     "DATA_DIR",
     "DML_SYNC",
@@ -173,6 +176,21 @@ JOB_STATUS_HOOKS = list_option(
     "submitted the job. An unknown name stops the gateway at start-up.",
 )
 
+CATALOG_STORE_KIND = choice_option(
+    "table.catalog-store.kind",
+    "file",
+    "Where catalogs made with CREATE CATALOG are kept (FLIP-295): `file` stores each as "
+    "`<name>.json` (mode 0600, secrets included: the gateway needs them to connect) so they "
+    "are back after a restart; `generic_in_memory` keeps them until the gateway stops.",
+    ("file", "generic_in_memory"),
+)
+
+CATALOG_STORE_FILE_PATH = string_option(
+    "table.catalog-store.file.path",
+    "",
+    "The directory of the `file` catalog store; empty means `<data-dir>/catalogs`.",
+)
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_CHECK_INTERVAL,
@@ -193,4 +211,6 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     JOBSTORE_EXPIRATION_TIME,
     JOBSTORE_MAX_CAPACITY,
     JOB_STATUS_HOOKS,
+    CATALOG_STORE_KIND,
+    CATALOG_STORE_FILE_PATH,
 )

@@ -185,9 +185,7 @@ def tokenize(text: str) -> list[Token]:
         else:
             operator = None
             if ch in _OPERATOR_STARTS:
-                operator = next(
-                    (op for op in _OPERATORS if text.startswith(op, i)), None
-                )
+                operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
             if operator is not None:
                 kind, i = TokenKind.OPERATOR, i + len(operator)
             else:

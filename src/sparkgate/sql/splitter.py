@@ -105,14 +105,10 @@ def _scan(sig: Sequence[Token]) -> tuple[list[tuple[int, int]], bool]:
         following = _keyword(sig, i + 1, start) if i + 1 < n else None
         if word == _BEGIN:
             after_statement_set = (
-                i - start >= 2
-                and sig[i - 2].upper == "STATEMENT"
-                and sig[i - 1].upper == "SET"
+                i - start >= 2 and sig[i - 2].upper == "STATEMENT" and sig[i - 1].upper == "SET"
             )
             standalone = (
-                following == "STATEMENT"
-                or i + 1 >= n
-                or (sig[i + 1].kind is TokenKind.SEMICOLON)
+                following == "STATEMENT" or i + 1 >= n or (sig[i + 1].kind is TokenKind.SEMICOLON)
             )
             if in_block or after_statement_set or (here and not standalone):
                 stack.append(_BEGIN)
@@ -163,9 +159,7 @@ def split_statements(script: str) -> list[str]:
     """
     tokens = tokenize(script)
     ensure_terminated(script, tokens)
-    return [
-        script[group[0].start : group[-1].end] for group in group_statements(tokens)
-    ]
+    return [script[group[0].start : group[-1].end] for group in group_statements(tokens)]
 
 
 def is_complete(text: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sparkgate.service.catalogs.registry import CatalogRegistry
     from sparkgate.service.job.manager import JobManager
     from sparkgate.service.streaming.resolve import TemporaryTable
 
@@ -27,7 +28,8 @@ class SessionContext:
     statements buffered so far inside it. ``temporary_tables`` maps a
     temporary connector table's lower-cased name to what the connector
     resolution keeps for it (:mod:`sparkgate.service.streaming.resolve`
-    reads and writes it; the session owns it).
+    reads and writes it; the session owns it). ``catalogs`` is the gateway's
+    catalog registry (CREATE CATALOG), shared by every session.
     """
 
     jobs: JobManager
@@ -36,6 +38,7 @@ class SessionContext:
     jars: list[str] = field(default_factory=list)
     statement_set: list[Any] | None = None
     temporary_tables: dict[str, TemporaryTable] = field(default_factory=dict)
+    catalogs: CatalogRegistry | None = None
 
     @property
     def in_statement_set(self) -> bool:

@@ -38,9 +38,7 @@ def local_cores(master: str, available: int) -> int | None:
     return available if threads == "*" else int(threads)
 
 
-def _checked(
-    key: str, type_name: str, form: str, ok: Callable[[str], bool]
-) -> ConfigOption[str]:
+def _checked(key: str, type_name: str, form: str, ok: Callable[[str], bool]) -> ConfigOption[str]:
     def parse(text: str) -> str:
         if not ok(text.strip()):
             raise ValueError(f"expected {form}")

@@ -119,6 +119,14 @@ def to_execution_error(exc: BaseException) -> ExecutionError:
         sql_state = exc.getSqlState()  # type: ignore[attr-defined]
     except Exception:  # not a Spark exception, or the JVM is gone
         pass
+    if error_class is None and origin is not None:
+        # A Java exception py4j did not convert (a call outside SQL) may still
+        # be a SparkThrowable with its error condition.
+        try:
+            error_class = origin.getCondition()
+            sql_state = origin.getSqlState()
+        except Exception:
+            pass
     seen = 0
     while origin is not None and seen < 20:
         try:

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
-from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalog import list_catalogs, quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
@@ -100,7 +100,16 @@ def show_modules(_session: Session, statement: ShowModules) -> Execution:
 
 
 def show_catalogs(session: Session, statement: ShowCatalogs) -> Execution | None:
-    return _renamed(session, statement, "catalog name")
+    """Every catalog, loaded or not: Spark's own SHOW CATALOGS lists only the
+    ones a statement used, and CREATE CATALOG's are loaded on first use."""
+    if [word.upper() for word in statement.text.rstrip("; \n").split()] != ["SHOW", "CATALOGS"]:
+        return _renamed(session, statement, "catalog name")  # LIKE: Spark's pattern
+    try:
+        names = list_catalogs(session.spark)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    column = "catalog name" if flink_shapes(session) else "catalog"
+    return table_result([column], [[name] for name in sorted(names)])
 
 
 def show_databases(session: Session, statement: ShowDatabases) -> Execution | None:

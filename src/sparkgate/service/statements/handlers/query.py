@@ -21,4 +21,3 @@ def run_query(context: StatementContext, statement: SparkQuery) -> Execution:
         return prepared
     df = prepared if prepared is not None else spark_statement(context.session, statement.text)
     return frame_execution(context, df, statement.relational)
-

@@ -1,0 +1,250 @@
+"""The gateway's catalogs: one registry per gateway, shared by every session.
+
+As in Flink, a catalog made with CREATE CATALOG belongs to the gateway, not to
+the session that made it: the registry keeps its definition in the catalog
+store and its Spark options in every session (Spark keeps catalog options per
+session): sessions that open later get them when they open, open ones when
+the catalog is created, altered or dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.service.catalogs import spark as plugins
+from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
+from sparkgate.service.catalogs.store import CatalogStore
+from sparkgate.service.catalogs.types import CatalogType, option_error
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["CatalogRegistry", "catalog_error"]
+
+log = logging.getLogger(__name__)
+
+
+def catalog_error(message: str, kind: str = "CatalogException") -> ExecutionError:
+    return ExecutionError(message, causes=(f"{kind}: {message}",))
+
+
+def _root_message(exc: BaseException) -> str:
+    """The innermost cause's message: what went wrong, not where."""
+    from sparkgate.service.spark.jobs import to_execution_error
+
+    error = to_execution_error(exc)
+    for cause in reversed(error.causes):
+        if cause.strip():
+            return cause
+    return error.message
+
+
+class CatalogRegistry:
+    """Catalogs by name (case-sensitive, as Spark's and Flink's catalog names)."""
+
+    def __init__(self, store: CatalogStore, types: Mapping[str, CatalogType]) -> None:
+        self._store = store
+        self._types = dict(types)
+        self._definitions: dict[str, CatalogDefinition] = {}
+        self._options: dict[str, dict[str, str]] = {}  # Spark options per catalog
+        self._sessions: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+        self._lock = threading.RLock()
+
+    # -- reading ---------------------------------------------------------------
+    @property
+    def type_names(self) -> list[str]:
+        return sorted(self._types)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._definitions)
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._definitions
+
+    def get(self, name: str) -> CatalogDefinition:
+        with self._lock:
+            definition = self._definitions.get(name)
+        if definition is None:
+            raise catalog_error(f"Catalog {name} does not exist.")
+        return definition
+
+    def default_namespace(self, name: str) -> str | None:
+        with self._lock:
+            definition = self._definitions.get(name)
+            if definition is None:
+                return None
+            catalog_type = self._types.get(definition.type)
+        return catalog_type.default_namespace(definition) if catalog_type else None
+
+    # -- sessions --------------------------------------------------------------
+    def load(self, spark: SparkSession) -> None:
+        """Register the store's catalogs (at start: no connection is tried here,
+        a database that is down fails on first use, not the gateway's start)."""
+        with self._lock:
+            for definition in self._store.load():
+                try:
+                    catalog_type = self._type(definition)
+                    options = catalog_type.spark_options(definition)
+                    scratch = spark.newSession()
+                    plugins.apply_options(scratch, definition.name, options)
+                    catalog_type.restore(scratch, definition)
+                except ExecutionError as exc:
+                    log.error("Stored catalog %s is left out: %s", definition.name, exc.message)
+                    continue
+                except Exception as exc:
+                    log.error(
+                        "Stored catalog %s is left out: %s", definition.name, _root_message(exc)
+                    )
+                    continue
+                self._definitions[definition.name] = definition
+                self._options[definition.name] = options
+            if self._definitions:
+                log.info(
+                    "Catalogs from the catalog store: %s", ", ".join(sorted(self._definitions))
+                )
+
+    def attach(self, spark: SparkSession) -> None:
+        """Put every catalog into a session that opens, and keep it up to date."""
+        with self._lock:
+            for name, options in self._options.items():
+                plugins.apply_options(spark, name, options)
+            self._sessions.add(spark)
+
+    def _live_sessions(self) -> list[SparkSession]:
+        return list(self._sessions)
+
+    # -- changing ----------------------------------------------------------------
+    def _type(self, definition: CatalogDefinition) -> CatalogType:
+        type_name = definition.options.get(TYPE_KEY)
+        known = ", ".join(self.type_names)
+        if not type_name:
+            raise option_error(definition, f"the option 'type' is missing (known types: {known})")
+        catalog_type = self._types.get(type_name)
+        if catalog_type is None:
+            raise option_error(
+                definition, f"unknown catalog type '{type_name}' (known types: {known})"
+            )
+        return catalog_type
+
+    def _prepare(
+        self, spark: SparkSession, definition: CatalogDefinition, catalog_type: CatalogType
+    ) -> dict[str, str]:
+        """The catalog's Spark options, once it proved to work in a scratch session."""
+        options = catalog_type.spark_options(definition)
+        scratch = spark.newSession()
+        plugins.apply_options(scratch, definition.name, options)
+        try:
+            catalog_type.prepare(scratch, definition)
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise option_error(definition, _root_message(exc)) from None
+        return options
+
+    def _refuse_taken(self, spark: SparkSession, name: str) -> None:
+        if name == plugins.SESSION_CATALOG or name.lower() == plugins.SESSION_CATALOG:
+            raise catalog_error(f"Catalog {name} already exists: it is Spark's built-in catalog.")
+        if spark.conf.get(plugins.CATALOG_PREFIX + name, None) is not None:
+            raise catalog_error(
+                f"Catalog {name} already exists: the gateway's configuration defines it "
+                f"({plugins.CATALOG_PREFIX}{name})."
+            )
+
+    def create(
+        self, spark: SparkSession, definition: CatalogDefinition, *, if_not_exists: bool = False
+    ) -> bool:
+        """Create, store and register a catalog; False when it existed (IF NOT EXISTS)."""
+        with self._lock:
+            if definition.name in self._definitions:
+                if if_not_exists:
+                    return False
+                raise catalog_error(f"Catalog {definition.name} already exists.")
+            self._refuse_taken(spark, definition.name)
+            catalog_type = self._type(definition)
+            try:
+                options = self._prepare(spark, definition, catalog_type)
+                self._store.save(definition)
+            except BaseException:
+                catalog_type.release(spark, definition)
+                raise
+            self._definitions[definition.name] = definition
+            self._options[definition.name] = options
+            for session in self._live_sessions():
+                plugins.apply_options(session, definition.name, options)
+            log.info("Catalog %s created (type %s)", definition.name, definition.type)
+            return True
+
+    def alter(
+        self,
+        spark: SparkSession,
+        name: str,
+        *,
+        set_options: Mapping[str, str] | None = None,
+        reset_keys: Sequence[str] = (),
+        comment: str | None = None,
+    ) -> None:
+        with self._lock:
+            old = self.get(name)
+            changed = dict(old.options)
+            for key in (*reset_keys, *(set_options or {})):
+                if key == TYPE_KEY:
+                    raise catalog_error(
+                        f"Could not alter catalog {name}: its 'type' cannot be changed; "
+                        "drop it and create it again."
+                    )
+            changed.update(set_options or {})
+            for key in reset_keys:
+                changed.pop(key, None)
+            new = CatalogDefinition(name, changed, comment if comment is not None else old.comment)
+            catalog_type = self._type(new)
+            if dict(new.options) != dict(old.options):
+                options = self._prepare(spark, new, catalog_type)
+            else:
+                options = self._options[name]
+            self._store.save(new)
+            old_options = self._options[name]
+            self._definitions[name] = new
+            self._options[name] = options
+            if options != old_options:
+                for session in self._live_sessions():
+                    plugins.remove_options(session, name, old_options)
+                    plugins.apply_options(session, name, options)
+                    plugins.evict(session, name)
+            log.info("Catalog %s altered", name)
+
+    def drop(self, spark: SparkSession, name: str, *, if_exists: bool = False) -> bool:
+        """Drop a catalog; False when there was none (IF EXISTS)."""
+        with self._lock:
+            definition = self._definitions.get(name)
+            if definition is None:
+                if if_exists:
+                    return False
+                raise catalog_error(f"Catalog {name} does not exist.")
+            if plugins.current_catalog(spark) == name:
+                raise catalog_error(
+                    f"Cannot drop catalog {name}: it is the current catalog of this session. "
+                    f"Switch to another one first (USE CATALOG {plugins.SESSION_CATALOG}).",
+                    "ValidationException",
+                )
+            self._store.remove(name)
+            options = self._options.pop(name)
+            del self._definitions[name]
+            for session in self._live_sessions():
+                try:
+                    if plugins.current_catalog(session) == name:
+                        # Another session works in it: back to the built-in catalog.
+                        session.catalog.setCurrentCatalog(plugins.SESSION_CATALOG)
+                except Exception:
+                    log.debug("Could not move a session off catalog %s", name, exc_info=True)
+                plugins.remove_options(session, name, options)
+                plugins.evict(session, name)
+            self._types[definition.type].release(spark, definition)
+            log.info("Catalog %s dropped", name)
+            return True

@@ -1,0 +1,128 @@
+"""What the catalogs do to Spark: a catalog's ``spark.sql.catalog.<name>`` options
+in one Spark session, and the plug-in Spark has loaded for it.
+
+Spark keeps catalog options per session (SQL conf) and caches the plug-in it
+loaded for a name (``CatalogManager.catalogs``, private): a catalog that changes
+or goes away must leave that cache too, or the session keeps the old one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "CATALOG_PREFIX",
+    "SESSION_CATALOG",
+    "active",
+    "add_to_driver_classpath",
+    "apply_options",
+    "catalog_keys",
+    "evict",
+    "load_plugin",
+    "remove_options",
+]
+
+log = logging.getLogger(__name__)
+
+CATALOG_PREFIX = "spark.sql.catalog."
+SESSION_CATALOG = "spark_catalog"
+_DRIVER_LOADER = "org.apache.spark.util.MutableURLClassLoader"
+
+
+def catalog_keys(name: str, options: Mapping[str, str]) -> dict[str, str]:
+    """Spark's keys for a plug-in's options (``""`` is the class)."""
+    return {
+        (CATALOG_PREFIX + name + (f".{key}" if key else "")): value
+        for key, value in options.items()
+    }
+
+
+def apply_options(spark: SparkSession, name: str, options: Mapping[str, str]) -> None:
+    for key, value in catalog_keys(name, options).items():
+        spark.conf.set(key, value)
+
+
+def remove_options(spark: SparkSession, name: str, keys: Iterable[str]) -> None:
+    for key in catalog_keys(name, dict.fromkeys(keys, "")):
+        try:
+            spark.conf.unset(key)
+        except Exception:
+            log.debug("Could not unset %s", key, exc_info=True)
+
+
+def _catalog_manager(spark: SparkSession) -> Any:
+    return spark._jsparkSession.sessionState().catalogManager()
+
+
+def evict(spark: SparkSession, name: str) -> None:
+    """Forget the plug-in the session loaded for ``name``: the next use loads it anew."""
+    manager = _catalog_manager(spark)
+    try:
+        field = manager.getClass().getDeclaredField("catalogs")
+        field.setAccessible(True)
+        field.get(manager).remove(name)
+    except Exception:
+        log.warning("Could not unload catalog %s from a Spark session", name, exc_info=True)
+
+
+@contextlib.contextmanager
+def active(spark: SparkSession) -> Iterator[None]:
+    """Make ``spark`` the JVM thread's active session for the block.
+
+    Spark finds a catalog's options in the conf of the thread's active session
+    (``SQLConf.get``), not of the session whose catalog manager is asked; SQL
+    text sets it, calls into the catalog manager do not.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    sessions = jvm.org.apache.spark.sql.SparkSession
+    previous = sessions.getActiveSession()
+    sessions.setActiveSession(spark._jsparkSession)
+    try:
+        yield
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
+
+
+def load_plugin(spark: SparkSession, name: str) -> None:
+    """Load (and initialize) the plug-in now; raises what Spark raises."""
+    with active(spark):
+        _catalog_manager(spark).catalog(name)
+
+
+def current_catalog(spark: SparkSession) -> str:
+    return str(spark.catalog.currentCatalog())
+
+
+def add_to_driver_classpath(spark: SparkSession, jars: Iterable[str]) -> bool:
+    """Make local jars loadable from every thread of the driver, and ship them to executors.
+
+    Spark's ``ADD JAR`` makes a jar visible to the JVM thread that ran it only;
+    the gateway runs statements on many threads. The class loader spark-submit
+    gave the driver's main thread is every py4j thread's context loader (and
+    the parent of the one ``ADD JAR`` fills): a jar added there is seen by all.
+    Returns False when the JVM was not started by spark-submit.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    # A statement's thread may have a session's loader (ADD JAR, artifacts) in
+    # front: the one to extend is the first MutableURLClassLoader above it.
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    while loader is not None and loader.getClass().getName() != _DRIVER_LOADER:
+        loader = loader.getParent()
+    if loader is None:
+        return False
+    for jar in jars:
+        uri = jvm.java.net.URI(jar)
+        url = uri.toURL() if uri.getScheme() else jvm.java.io.File(jar).toURI().toURL()
+        loader.addURL(url)
+    return True

@@ -1,0 +1,267 @@
+"""Catalog types: what ``'type' = '...'`` in CREATE CATALOG turns into.
+
+A type maps a :class:`~.definition.CatalogDefinition` to the options of a
+Spark catalog plug-in (``spark.sql.catalog.<name>`` and its sub-keys). Types
+are plug-ins registered under the entry-point group
+``sparkgate.catalog_types``: the name is the ``type`` value, the object a
+class the gateway instantiates without arguments (once per gateway). The
+built-in ones (``jdbc``, ``generic_in_memory``, ``spark``) are registered the
+same way in sparkgate's own ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
+from sparkgate.sql.quoting import quote_identifier as quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "CATALOG_TYPES_GROUP",
+    "CatalogType",
+    "GenericInMemoryCatalogType",
+    "JdbcCatalogType",
+    "SparkPluginCatalogType",
+    "load_catalog_types",
+    "option_error",
+]
+
+log = logging.getLogger(__name__)
+
+CATALOG_TYPES_GROUP = "sparkgate.catalog_types"
+JDBC_TABLE_CATALOG = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
+
+
+@runtime_checkable
+class CatalogType(Protocol):
+    """One value of ``'type'``; the gateway makes one instance per gateway."""
+
+    def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
+        """The plug-in's Spark options: ``""`` names the plug-in class, every other
+        key is an option under ``spark.sql.catalog.<name>.``.
+
+        Raises:
+            ExecutionError: a required option is missing or an option is unknown.
+        """
+        ...
+
+    def default_namespace(self, definition: CatalogDefinition) -> str | None:
+        """The database ``USE CATALOG`` moves to, or None for the plug-in's own."""
+        ...
+
+    def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        """First use, in a scratch session where the catalog is configured:
+        prove it works (connect, list namespaces) and create what it needs."""
+        ...
+
+    def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        """The gateway starts with this stored catalog, configured in ``spark``:
+        remake what lived in its memory only. No connection to an outside system
+        here: a database that is down fails on first use, not the gateway's start."""
+        ...
+
+    def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        """The catalog was dropped: free what :meth:`prepare` made."""
+        ...
+
+
+def option_error(definition: CatalogDefinition, message: str) -> ExecutionError:
+    text = f"Could not create catalog '{definition.name}': {message}"
+    return ExecutionError(text, causes=(f"ValidationException: {text}",))
+
+
+def _check_options(
+    definition: CatalogDefinition, required: tuple[str, ...], optional: tuple[str, ...]
+) -> dict[str, str]:
+    options = {k: v for k, v in definition.options.items() if k != TYPE_KEY}
+    missing = [key for key in required if not options.get(key)]
+    if missing:
+        raise option_error(
+            definition,
+            f"missing required option(s) {', '.join(repr(m) for m in missing)} for type "
+            f"'{definition.type}' (required: {', '.join(required)}"
+            + (f"; optional: {', '.join(optional)})" if optional else ")"),
+        )
+    unknown = sorted(set(options) - set(required) - set(optional))
+    if unknown:
+        raise option_error(
+            definition,
+            f"unsupported option(s) {', '.join(repr(u) for u in unknown)} for type "
+            f"'{definition.type}' (supported: {', '.join((*required, *optional))})",
+        )
+    return options
+
+
+def _list_namespaces(spark: SparkSession, name: str) -> None:
+    spark.sql(f"SHOW NAMESPACES IN {quote(name)}").collect()
+
+
+# Drivers a URL names: Spark needs the class when the driver jar came at run time.
+_DRIVERS = {
+    "postgresql": "org.postgresql.Driver",
+    "mysql": "com.mysql.cj.jdbc.Driver",
+    "mariadb": "org.mariadb.jdbc.Driver",
+    "derby": "org.apache.derby.iapi.jdbc.AutoloadedDriver",
+    "sqlserver": "com.microsoft.sqlserver.jdbc.SQLServerDriver",
+    "oracle": "oracle.jdbc.OracleDriver",
+    "db2": "com.ibm.db2.jcc.DB2Driver",
+}
+
+
+def _subprotocol(url: str) -> str:
+    parts = url.split(":", 2)
+    return parts[1].lower() if len(parts) > 2 and parts[0].lower() == "jdbc" else ""
+
+
+class JdbcCatalogType:
+    """Flink's JDBC catalog options on Spark's ``JDBCTableCatalog``.
+
+    ``base-url`` (``jdbc:postgresql://host:port``) and ``default-database`` make
+    the URL; the database's schemas are the catalog's databases (Spark's
+    namespaces), ``public`` the current one after ``USE CATALOG`` on PostgreSQL.
+    """
+
+    REQUIRED = ("base-url", "default-database", "username", "password")
+    OPTIONAL = ("driver",)
+
+    def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
+        options = _check_options(definition, self.REQUIRED, self.OPTIONAL)
+        base = options["base-url"]
+        if not _subprotocol(base):
+            raise option_error(
+                definition,
+                f"'base-url' must be a JDBC URL such as 'jdbc:postgresql://host:5432', "
+                f"not '{base}'",
+            )
+        url = f"{base.rstrip('/')}/{options['default-database']}"
+        driver = options.get("driver") or _DRIVERS.get(_subprotocol(base))
+        spark = {"": JDBC_TABLE_CATALOG, "url": url, "user": options["username"]}
+        spark["password"] = options["password"]
+        if driver:
+            spark["driver"] = driver
+        return spark
+
+    def default_namespace(self, definition: CatalogDefinition) -> str | None:
+        return (
+            "public"
+            if _subprotocol(definition.options.get("base-url", "")) == "postgresql"
+            else None
+        )
+
+    def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        _list_namespaces(spark, definition.name)
+
+    def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        pass
+
+    def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        pass
+
+
+class GenericInMemoryCatalogType:
+    """Flink's ``generic_in_memory``: a catalog whose databases and tables live in
+    the gateway's memory only, gone when it stops (or the catalog is dropped).
+
+    Spark ships no in-memory V2 catalog, so this is Spark's ``JDBCTableCatalog``
+    over an in-memory Apache Derby database (Derby comes with Spark). It has a
+    ``default`` database; columns are atomic types only (no ARRAY, MAP, ROW).
+    """
+
+    _DRIVER = _DRIVERS["derby"]
+    DEFAULT_DATABASE = "default"
+
+    def __init__(self) -> None:
+        # One Derby database per catalog, unique per gateway: another gateway in
+        # the same JVM (tests, embedding) never shares it.
+        self._databases: dict[str, str] = {}
+
+    def _url(self, name: str) -> str:
+        database = self._databases.setdefault(name, f"sparkgate_{uuid.uuid4().hex}")
+        return f"jdbc:derby:memory:{database}"
+
+    def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
+        _check_options(definition, (), ())
+        url = f"{self._url(definition.name)};create=true"
+        return {"": JDBC_TABLE_CATALOG, "url": url, "driver": self._DRIVER}
+
+    def default_namespace(self, definition: CatalogDefinition) -> str | None:
+        return self.DEFAULT_DATABASE
+
+    def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        namespace = f"{quote(definition.name)}.{quote(self.DEFAULT_DATABASE)}"
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}").collect()
+
+    def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        self.prepare(spark, definition)  # an empty catalog again, as Flink's after a restart
+
+    def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        database = self._databases.pop(definition.name, None)
+        if database is None:
+            return
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        try:  # Derby answers a successful drop with an exception (SQLState 08006)
+            jvm.java.sql.DriverManager.getConnection(f"jdbc:derby:memory:{database};drop=true")
+        except Exception:
+            log.debug("Dropped Derby database %s", database)
+
+
+class SparkPluginCatalogType:
+    """Any Spark catalog plug-in: ``'type' = 'spark', 'class' = '<CatalogPlugin
+    class>'``; every other option passes to the plug-in as it is."""
+
+    CLASS_KEY = "class"
+
+    def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
+        options = {k: v for k, v in definition.options.items() if k != TYPE_KEY}
+        plugin = options.pop(self.CLASS_KEY, "")
+        if not plugin:
+            raise option_error(
+                definition,
+                "missing required option 'class' for type 'spark' (the class of a Spark "
+                f"CatalogPlugin, e.g. '{JDBC_TABLE_CATALOG}')",
+            )
+        return {"": plugin, **options}
+
+    def default_namespace(self, definition: CatalogDefinition) -> str | None:
+        return None
+
+    def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        from sparkgate.service.catalogs.spark import load_plugin
+
+        load_plugin(spark, definition.name)
+
+    def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        pass
+
+    def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        pass
+
+
+def load_catalog_types() -> Mapping[str, CatalogType]:
+    """Every registered catalog type by name, each instantiated once.
+
+    A plug-in that fails to load is logged and left out: CREATE CATALOG with it
+    then says it is unknown.
+    """
+    found: dict[str, CatalogType] = {}
+    for entry in entry_points(group=CATALOG_TYPES_GROUP):
+        try:
+            factory = entry.load()
+            instance = factory()
+        except Exception:
+            log.exception("Catalog type %r (%s) failed to load", entry.name, entry.value)
+            continue
+        if not isinstance(instance, CatalogType):
+            log.error("Catalog type %r (%s) is not a CatalogType", entry.name, entry.value)
+            continue
+        found[entry.name] = instance
+    return found
