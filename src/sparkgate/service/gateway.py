@@ -58,6 +58,8 @@ from sparkgate.service.session.session import Session
 from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.parser import parse_statement
+from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
+from sparkgate.service.statements.table_as import TableAsSelectHook
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -122,6 +124,10 @@ class SparkGatewayService:
             hook_names=hook_names,
         )
         self._catalogs = CatalogRegistry(_catalog_store(config), load_catalog_types())
+        # A CTAS the gateway died under is cleaned up at the next start.
+        self._job_manager.register_durable_hook(
+            TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)
+        )
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------

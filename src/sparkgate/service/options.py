@@ -26,6 +26,7 @@ __all__ = [
     "CATALOG_STORE_FILE_PATH",
     "CATALOG_STORE_KIND",
     "CHECKPOINTING_INTERVAL",
+    "CTAS_ATOMICITY",
     "DATA_DIR",
     "DML_SYNC",
     "JOBSTORE_EXPIRATION_TIME",
@@ -176,6 +177,15 @@ JOB_STATUS_HOOKS = list_option(
     "submitted the job. An unknown name stops the gateway at start-up.",
 )
 
+CTAS_ATOMICITY = bool_option(
+    "table.rtas-ctas.atomicity-enabled",
+    False,
+    "Whether CREATE TABLE AS is atomic (FLIP-303): true writes the rows into a staging table "
+    "and the table appears only when the job finishes (a failure or cancel leaves nothing); "
+    "false creates the table when the job starts and drops it if the job fails or is "
+    "canceled. REPLACE TABLE AS is always staged: a failed one leaves the old table as it was.",
+)
+
 CATALOG_STORE_KIND = choice_option(
     "table.catalog-store.kind",
     "file",
@@ -211,6 +221,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     JOBSTORE_EXPIRATION_TIME,
     JOBSTORE_MAX_CAPACITY,
     JOB_STATUS_HOOKS,
+    CTAS_ATOMICITY,
     CATALOG_STORE_KIND,
     CATALOG_STORE_FILE_PATH,
 )

@@ -8,10 +8,11 @@ or goes away must leave that cache too, or the session keeps the old one.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from sparkgate.service.spark.plans import active_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CATALOG_PREFIX",
     "SESSION_CATALOG",
-    "active",
     "add_to_driver_classpath",
     "apply_options",
     "catalog_keys",
@@ -71,31 +71,9 @@ def evict(spark: SparkSession, name: str) -> None:
         log.warning("Could not unload catalog %s from a Spark session", name, exc_info=True)
 
 
-@contextlib.contextmanager
-def active(spark: SparkSession) -> Iterator[None]:
-    """Make ``spark`` the JVM thread's active session for the block.
-
-    Spark finds a catalog's options in the conf of the thread's active session
-    (``SQLConf.get``), not of the session whose catalog manager is asked; SQL
-    text sets it, calls into the catalog manager do not.
-    """
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    sessions = jvm.org.apache.spark.sql.SparkSession
-    previous = sessions.getActiveSession()
-    sessions.setActiveSession(spark._jsparkSession)
-    try:
-        yield
-    finally:
-        if previous.isDefined():
-            sessions.setActiveSession(previous.get())
-        else:
-            sessions.clearActiveSession()
-
-
 def load_plugin(spark: SparkSession, name: str) -> None:
     """Load (and initialize) the plug-in now; raises what Spark raises."""
-    with active(spark):
+    with active_session(spark):
         _catalog_manager(spark).catalog(name)
 
 

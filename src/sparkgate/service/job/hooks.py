@@ -10,16 +10,39 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from sparkgate.api.errors import ConfigurationError
 from sparkgate.api.jobs import HOOK_ENTRY_POINT_GROUP, JobInfo, JobStatus, JobStatusHook
 
-__all__ = ["load_hooks", "run_hooks"]
+__all__ = ["DurableHook", "DurableHookFactory", "load_hooks", "run_hooks"]
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class DurableHook(Protocol):
+    """A job's own hook that the job store keeps with the job (a CTAS's, say).
+
+    A job the gateway process left unfinished comes back FAILED at the next
+    start, and its durable hooks are made again from their records
+    (:meth:`JobManager.register_durable_hook`'s factory for ``kind``) and told
+    so: what the job left half-made is cleaned up even across a crash. A job's
+    own hooks are strict on ``on_created``: one that raises fails the job
+    before its work starts, and the submitter sees the error.
+    """
+
+    kind: str
+
+    def record(self) -> dict[str, Any]:
+        """What remaking the hook needs, as JSON values; read on every store write."""
+        ...
+
+
+#: Makes a durable hook of one kind again from its record.
+DurableHookFactory = Callable[[Mapping[str, Any]], Any]
 
 
 def load_hooks(names: Sequence[str]) -> list[JobStatusHook]:

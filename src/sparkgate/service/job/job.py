@@ -65,7 +65,8 @@ class Job:
     # A bounded datagen source's row count: the job finishes once it is read.
     bounded_rows: int | None = None
     queries: list[StreamingQuery] = field(default_factory=list)
-    # This job's own hooks (a CTAS's, say), after the manager's.
+    # This job's own hooks (a CTAS's, say), after the manager's; the durable ones
+    # among them are stored with the job (see service.job.hooks.DurableHook).
     hooks: tuple[JobStatusHook, ...] = ()
     # Set once the job has ended (and its hooks have run).
     done: threading.Event = field(default_factory=threading.Event)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.jobs import JobInfo, JobStatus, JobStatusHook, check_job_transition
-from sparkgate.service.job.hooks import load_hooks, run_hooks
+from sparkgate.service.job.hooks import DurableHook, DurableHookFactory, load_hooks, run_hooks
 from sparkgate.service.job.job import (
     Job,
     StreamStarter,
@@ -85,6 +85,7 @@ class JobManager:
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
         self._started = False
+        self._durable_kinds: dict[str, DurableHookFactory] = {}
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -102,7 +103,34 @@ class JobManager:
         self._forget(evicted)
         if stored:
             log.info("Loaded %d jobs from %s", len(stored), self.store.directory)
+        for record in stored:
+            if record.interrupted:
+                self._recover(record)
         self._started = True
+
+    def register_durable_hook(self, kind: str, factory: DurableHookFactory) -> None:
+        """How to remake durable hooks of ``kind`` from their records (before :meth:`start`)."""
+        self._durable_kinds[kind] = factory
+
+    def _recover(self, record: StoredJob) -> None:
+        """Tell a job's durable hooks that it failed with the process that ran it."""
+        hooks = []
+        for spec in record.hooks:
+            factory = self._durable_kinds.get(str(spec.get("kind")))
+            if factory is None:
+                log.error(
+                    "Job %s: no durable hook of kind %r", record.info.job_id, spec.get("kind")
+                )
+                continue
+            try:
+                hooks.append(factory(spec.get("record") or {}))
+            except Exception:
+                log.exception("Job %s: its %s hook could not be made", record.info.job_id, spec)
+        log.info("Job %s ended with the gateway: cleaning up after it", record.info.job_id)
+        run_hooks(hooks, record.info)
+        record.interrupted = False
+        with self._store_lock:
+            self.store.save(record)
 
     def stop(self) -> None:
         """Stop watching, cancel the running streaming jobs, drop the configured hooks."""
@@ -168,7 +196,12 @@ class JobManager:
         # The snapshot is taken inside the store lock, so the last write of a
         # job always holds its latest state, whichever thread moved it.
         with self._store_lock:
-            self.store.save(StoredJob(job.info(), job.bounded_rows))
+            durable = [
+                {"kind": hook.kind, "record": hook.record()}
+                for hook in job.hooks
+                if isinstance(hook, DurableHook)
+            ]
+            self.store.save(StoredJob(job.info(), job.bounded_rows, durable))
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobInfo:
         """Wait until the job has ended (and its hooks ran), or ``timeout``."""
@@ -196,7 +229,16 @@ class JobManager:
             job.checkpoint = str(self.data_dir / "checkpoints" / job.id)
         log.info("Job %s (%s) CREATED", job.id, job.name)
         self._save(job)
-        run_hooks(self._hooks_of(job), job.info())
+        with self._lock:
+            shared = [*self._configured, *self._registered]
+        run_hooks(shared, job.info())
+        try:
+            for hook in job.hooks:  # the job's own: strict, their failure is the job's
+                hook.on_created(job.info())
+        except BaseException as exc:
+            error = to_execution_error(exc)
+            self._transition(job, _S.FAILED, expect=_LIVE, cause=_cause(error))
+            raise error from exc
         return job
 
     def _evict(self) -> list[str]:

@@ -34,17 +34,29 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 class StoredJob:
     """A job record: its info plus what resuming it would need."""
 
-    __slots__ = ("bounded_rows", "info")
+    __slots__ = ("bounded_rows", "hooks", "info", "interrupted")
 
-    def __init__(self, info: JobInfo, bounded_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        info: JobInfo,
+        bounded_rows: int | None = None,
+        hooks: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.info = info
         self.bounded_rows = bounded_rows
+        # The job's durable hooks: {"kind": ..., "record": {...}} each.
+        self.hooks = list(hooks or [])
+        # Ended by a restart, its durable hooks not yet told: the process that ran
+        # it is gone. Stored, so a crash during the clean-up repeats it.
+        self.interrupted = False
 
     def to_json(self) -> dict[str, Any]:
         record = asdict(self.info)
         record["status"] = self.info.status.value
         record["options"] = dict(self.info.options)
         record["bounded_rows"] = self.bounded_rows
+        record["hooks"] = self.hooks
+        record["interrupted"] = self.interrupted
         record["version"] = _VERSION
         return record
 
@@ -65,7 +77,10 @@ class StoredJob:
             options={str(k): str(v) for k, v in (record.get("options") or {}).items()},
         )
         rows = record.get("bounded_rows")
-        return cls(info, None if rows is None else int(rows))
+        hooks = [dict(h) for h in record.get("hooks") or () if isinstance(h, dict)]
+        job = cls(info, None if rows is None else int(rows), hooks)
+        job.interrupted = bool(record.get("interrupted"))
+        return job
 
 
 class JobStore:
@@ -116,6 +131,7 @@ class JobStore:
                     job.info, status=JobStatus.FAILED, end_time=now, cause=RESTART_CAUSE
                 )
                 log.info("Job %s was running when the gateway ended: FAILED", job.info.job_id)
+                job.interrupted = bool(job.hooks)
                 self.save(job)
             found.append(job)
         return found

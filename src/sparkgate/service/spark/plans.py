@@ -23,11 +23,12 @@ the statement.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,9 @@ __all__ = [
     "TableAsSelect",
     "TableRead",
     "TableSpan",
+    "active_session",
     "parse_identifier",
+    "parse_plan",
     "parse_statement",
     "read_spans",
 ]
@@ -348,26 +351,42 @@ class _Reader:
             self.walk(child, frozenset(scope))
 
 
-def _parse(spark: SparkSession, text: str) -> Any:
-    session = spark._jsparkSession
+@contextlib.contextmanager
+def active_session(spark: SparkSession) -> Iterator[None]:
+    """Make ``spark`` the JVM thread's active session for the block, then put the
+    previous one back.
+
+    Spark reads settings (the parser's, a catalog plug-in's options) from the
+    active session's conf (``SQLConf.get``), not from the session asked; its
+    own ``sql()`` sets it, direct calls into the session state do not.
+    """
     jvm = spark.sparkContext._jvm
     key = id(jvm)
     if key not in _session_classes:
         _session_classes[key] = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
     sessions = _session_classes[key]
-    # The parser reads its settings from the active session (SQLConf.get): make it this
-    # one for the parse, as Spark's own sql() does, and put the previous one back.
     previous = sessions.getActiveSession()
-    sessions.setActiveSession(session)
+    sessions.setActiveSession(spark._jsparkSession)
     try:
-        return session.sessionState().sqlParser().parsePlan(text)
-    except Exception:
-        return None  # not Spark SQL (or not valid): Spark says why when it runs it
+        yield
     finally:
         if previous.isDefined():
             sessions.setActiveSession(previous.get())
         else:
             sessions.clearActiveSession()
+
+
+def parse_plan(spark: SparkSession, text: str) -> Any:
+    """Spark's parsed (unresolved) plan of ``text``; raises Spark's parse error."""
+    with active_session(spark):
+        return spark._jsparkSession.sessionState().sqlParser().parsePlan(text)
+
+
+def _parse(spark: SparkSession, text: str) -> Any:
+    try:
+        return parse_plan(spark, text)
+    except Exception:
+        return None  # not Spark SQL (or not valid): Spark says why when it runs it
 
 
 def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:

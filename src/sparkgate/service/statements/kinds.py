@@ -54,6 +54,7 @@ __all__ = [
     "SparkSet",
     "Statement",
     "StopJob",
+    "TableAsSelect",
     "UnloadModule",
     "Use",
 ]
@@ -238,6 +239,31 @@ class Dml(Statement):
     def insert(self) -> bool:
         """An ``INSERT INTO|OVERWRITE``: what statement sets and streaming take apart."""
         return self.verb == "INSERT"
+
+
+@dataclass(frozen=True)
+class TableAsSelect(Statement):
+    """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t ... AS <query>`` and
+    ``REPLACE TABLE t ... AS <query>``: Spark's form (``USING``, ``OPTIONS``,
+    ``PARTITIONED BY``, ...) or Flink's (``WITH (...)``); a job.
+
+    ``spark_text`` is the statement as Spark's parser reads it (Flink's
+    ``WITH`` clause taken out into ``options``); ``create`` / ``replace`` say
+    which of CREATE, REPLACE or CREATE OR REPLACE it is; ``clauses`` are the
+    table's clauses between its name and ``AS`` (``USING``, ``PARTITIONED BY``,
+    ``COMMENT``, ...; not Flink's ``WITH``), as Spark SQL.
+    """
+
+    spark_text: str
+    clauses: str
+    create: bool
+    replace: bool
+    if_not_exists: bool = False
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+
+    @property
+    def allowed_in_configure_session(self) -> bool:
+        return False
 
 
 # -- the gateway's configuration ---------------------------------------------------

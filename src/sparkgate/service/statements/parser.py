@@ -18,6 +18,7 @@ from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
+from sparkgate.service.statements.table_as_forms import parse_table_as_select
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
     Token,
@@ -372,6 +373,10 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return _parse_use(cursor, text)
     if first == "DROP" and cursor.accept("TEMPORARY", "TABLE"):
         return _parse_drop_temporary(cursor, text)
+    if first in ("CREATE", "REPLACE"):
+        table_as = parse_table_as_select(cursor, text, first)
+        if table_as is not None:
+            return table_as
     if first == "CREATE":
         return _parse_create(cursor, text)
     if first in ("WITH", "FROM") and _has_top_level_insert(cursor.tokens):

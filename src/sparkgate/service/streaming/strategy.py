@@ -11,13 +11,15 @@ nothing but a cached catalog lookup.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.jobs import JobStatusHook
 from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
 from sparkgate.service import options
@@ -107,6 +109,10 @@ class RuntimeOptions:
     @property
     def pipeline_name(self) -> str | None:
         return str(self._get(options.PIPELINE_NAME)) or None
+
+    @property
+    def ctas_atomic(self) -> bool:
+        return bool(self._get(options.CTAS_ATOMICITY))
 
     @property
     def savepoint_path(self) -> str | None:
@@ -290,6 +296,9 @@ class InsertPlan:
     overwrite: bool = False
     sink: TableDefinition | None = None
     resolution: Resolution | None = None
+    # The frame's columns go to the target's by name, in the order the target has
+    # when the job starts (a table a CTAS creates as the job starts).
+    by_name: bool = False
 
     @property
     def streaming(self) -> bool:
@@ -340,20 +349,29 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     return InsertPlan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
+def _frame(session: Session, plan: InsertPlan) -> DataFrame:
+    assert plan.frame is not None
+    if not plan.by_name:
+        return plan.frame
+    if plan.sink is not None:
+        return plan.frame.select(*(quote_identifier(c.name) for c in plan.sink.physical))
+    columns = session.spark.table(quote_name(plan.target)).columns
+    return plan.frame.select(*(quote_identifier(c) for c in columns))
+
+
 def _write(session: Session, plan: InsertPlan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
     elif plan.sink is not None:
-        connectors.write_batch(plan.frame, plan.sink)
+        connectors.write_batch(_frame(session, plan), plan.sink)
     else:
-        plan.frame.write.insertInto(quote_name(plan.target), plan.overwrite)
+        _frame(session, plan).write.insertInto(quote_name(plan.target), plan.overwrite)
 
 
 def _starter(
     session: Session, plan: InsertPlan, trigger_s: float
 ) -> Callable[[str], StreamingQuery]:
     assert plan.frame is not None
-    frame = plan.frame
     available_now = (
         plan.resolution is not None
         and plan.resolution.bounded
@@ -367,6 +385,8 @@ def _starter(
     )
 
     def start(checkpoint: str) -> StreamingQuery:
+        frame = _frame(session, plan)
+
         def make(mode: str) -> Any:
             writer = connectors.stream_writer(frame, plan.sink).outputMode(mode)
             writer = writer.option("checkpointLocation", checkpoint)
@@ -394,11 +414,16 @@ def submit(
     plans: list[InsertPlan],
     statement: str,
     runtime: RuntimeOptions,
+    *,
+    hooks: Sequence[JobStatusHook] = (),
+    last_step: Callable[[], None] | None = None,
 ) -> str:
     """Run prepared DML as one job of the job manager; its job id.
 
     Streaming INSERTs make a streaming job; bounded ones a batch job, run
     before the answer when ``table.dml-sync`` is on (and not streaming mode).
+    ``hooks`` are the job's own; ``last_step`` runs after a batch job's
+    writes, as part of the job (a CTAS publishing its table).
     """
     registry = session.context.jobs
     sc = session.spark.sparkContext
@@ -424,15 +449,20 @@ def submit(
             savepoint=savepoint,
             bounded_rows=bounded_rows,
             options=job_options,
+            hooks=hooks,
         )
         return job.id
 
     def action() -> None:
         for plan in plans:
             _write(session, plan)
+        if last_step is not None:
+            last_step()
 
     if runtime.streaming or not runtime.dml_sync:
-        return registry.submit_batch(sc, statement, name, action, options=job_options).id
+        return registry.submit_batch(
+            sc, statement, name, action, options=job_options, hooks=hooks
+        ).id
     try:
         job = registry.run_batch(
             sc,
@@ -441,6 +471,7 @@ def submit(
             action,
             cancelled=lambda: operation.status in _STOPPED,
             options=job_options,
+            hooks=hooks,
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc

@@ -21,6 +21,7 @@ from sparkgate.service.statements.handlers import (
     query,
     refused,
     statement_set,
+    table_as,
 )
 from sparkgate.service.statements.registry import Registry
 
@@ -40,6 +41,7 @@ REGISTRY = Registry(
         k.DescribeTable: metadata.describe_table,
         k.SparkCommand: command.run_command,
         k.Dml: dml.run_dml,
+        k.TableAsSelect: table_as.create_table_as,
         k.Set: config.set_option,
         k.ShowConfig: config.show_config,
         k.Reset: config.reset,

@@ -1,0 +1,185 @@
+"""CREATE TABLE AS / REPLACE TABLE AS: a job that creates and writes a table.
+
+The table is Spark's (``USING ...``, or the current catalog's default
+format when Flink's form names no connector; any catalog: the built-in one,
+a JDBC catalog, ...) or a Flink connector table (``WITH ('connector' =
+...)``). Its columns are the query's. The job's own durable hook
+(:mod:`sparkgate.service.statements.table_as`) creates it, and undoes what
+the job made if it fails, is canceled or the gateway dies under it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.service.catalog import current_catalog, list_catalogs, quote_name
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.plans import parse_plan, parse_statement
+from sparkgate.service.spark.types import to_logical_type
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.kinds import TableAsSelect
+from sparkgate.service.statements.results import job_result, ok_result
+from sparkgate.service.statements.table_as import (
+    TableAsSelectHook,
+    database_exists,
+    table_exists,
+)
+from sparkgate.service.streaming import resolve
+from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.service.streaming.strategy import (
+    InsertPlan,
+    create_connector_table,
+    invalidate_tables,
+    submit,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+__all__ = ["create_table_as"]
+
+# Connectors a CTAS may write: the sinks.
+_SINKS = ("filesystem", "print", "blackhole")
+
+
+def _qualified(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
+    """``name`` as catalog, database, table, as Spark resolves it."""
+    if len(name) > 1 and name[0] in list_catalogs(spark):
+        catalog, rest = name[0], name[1:]
+    else:
+        catalog, rest = current_catalog(spark), name
+    if len(rest) == 1:
+        manager = spark._jsparkSession.sessionState().catalogManager()
+        namespace = tuple(str(part) for part in manager.currentNamespace())
+        if catalog != current_catalog(spark):
+            namespace = ("default",)
+        rest = (*namespace, rest[0])
+    return (catalog, *rest)
+
+
+def _query_frame(context: StatementContext, query: str) -> tuple[DataFrame, resolve.Resolution]:
+    session = context.session
+    runtime = context.runtime
+    try:
+        with resolve.resolved(
+            session.spark,
+            query,
+            temporary=session.context.temporary_tables,
+            streaming=runtime.streaming,
+            trigger_s=runtime.trigger_s,
+        ) as resolution:
+            return session.spark.sql(resolution.text), resolution
+    except ExecutionError:
+        raise
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+
+
+def create_table_as(context: StatementContext, statement: TableAsSelect) -> Execution:
+    session = context.session
+    spark = session.spark
+    runtime = context.runtime
+    try:
+        parse_plan(spark, statement.spark_text)  # Spark's own parse error, if any
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    parsed = parse_statement(spark, statement.spark_text)
+    ctas = parsed.table_as_select if parsed is not None else None
+    if ctas is None:
+        raise UnsupportedStatementError(
+            f"Not a CREATE TABLE AS or REPLACE TABLE AS Spark can run: {statement.text}"
+        )
+    target = _qualified(spark, ctas.name)
+    shown = ".".join(target)
+    if not database_exists(spark, target[:-1]):
+        database = ".".join(target[:-1])
+        raise ExecutionError(
+            f"Database {database} does not exist.",
+            causes=(f"ValidationException: Database {database} does not exist.",),
+            error_class="SCHEMA_NOT_FOUND",
+        )
+    exists = table_exists(spark, target)
+    if exists and not statement.replace:
+        if statement.if_not_exists:
+            return ok_result()
+        raise ExecutionError(
+            f"Table {shown} already exists.",
+            causes=(f"ValidationException: Table {shown} already exists.",),
+            error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+        )
+    if statement.replace and not statement.create and not exists:
+        raise ExecutionError(
+            f"Table {shown} does not exist: REPLACE TABLE AS replaces a table "
+            "(CREATE OR REPLACE TABLE AS creates it when missing).",
+            error_class="TABLE_OR_VIEW_NOT_FOUND",
+        )
+    connector = statement.options.get("connector")
+    if statement.options and connector not in _SINKS:
+        raise UnsupportedStatementError(
+            f"CREATE TABLE AS writes a table of connector {', '.join(_SINKS)}, or a table of "
+            f"the catalog without 'connector'; not {connector or 'options without a connector'}"
+        )
+    query = statement.spark_text[ctas.query_start :].rstrip().rstrip(";").rstrip()
+    frame, resolution = _query_frame(context, query)
+    streaming = runtime.streaming or frame.isStreaming
+    # A never-ending job has no end to publish at: streaming CTAS is not atomic.
+    atomic = not streaming and connector is None and (runtime.ctas_atomic or exists)
+    token = uuid.uuid4().hex[:16]
+
+    sink: TableDefinition | None = None
+    if connector is not None:
+        sink = _sink_definition(ctas.name, frame, statement)
+
+        def create(name: tuple[str, ...]) -> None:
+            assert sink is not None
+            create_connector_table(session, sink)
+
+    else:
+        columns = frame._jdf.schema().asNullable().toDDL()
+        clauses = statement.clauses
+
+        def create(name: tuple[str, ...]) -> None:
+            spark.sql(f"CREATE TABLE {quote_name(name)} ({columns}) {clauses}").collect()
+            invalidate_tables()
+
+    hook = TableAsSelectHook(spark, token, target, atomic=atomic, replacing=exists, create=create)
+    if exists and not atomic:
+        raise UnsupportedStatementError(
+            f"REPLACE TABLE AS in streaming mode or of a connector table is not supported: "
+            f"{shown} exists"
+        )
+    written = hook.written if sink is None else ctas.name
+    plan = InsertPlan(
+        statement.text, frame, written, sink=sink, resolution=resolution, by_name=True
+    )
+    try:
+        job_id = submit(
+            session,
+            context.operation,
+            [plan],
+            statement.text,
+            runtime,
+            hooks=[hook],
+            last_step=hook.publish,
+        )
+    finally:
+        invalidate_tables()
+    return job_result(job_id)
+
+
+def _sink_definition(
+    name: tuple[str, ...], frame: DataFrame, statement: TableAsSelect
+) -> TableDefinition:
+    columns = tuple(
+        Column(field.name, type=str(to_logical_type(field.dataType)))
+        for field in frame.schema.fields
+    )
+    return TableDefinition(
+        name=name,
+        columns=columns,
+        options=dict(statement.options),
+    )

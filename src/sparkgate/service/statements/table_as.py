@@ -1,0 +1,181 @@
+"""What a CREATE TABLE AS / REPLACE TABLE AS job does to the catalog, as its
+job status hook (FLIP-218) and its last step (FLIP-303).
+
+Two levels, as the seed's table names them:
+
+- not atomic (``table.rtas-ctas.atomicity-enabled`` false, Flink's default
+  for CTAS): ``on_created`` creates the empty table, the job writes it, and
+  ``on_failed`` / ``on_canceled`` drop it again;
+- atomic (and every RTAS of an existing table): ``on_created`` creates a
+  staging table beside the target (``__sparkgate_staging_<job>``), the job
+  writes it and, as its last step, renames it to the target (RTAS: the old
+  table is renamed aside first and dropped after); a failure or cancel drops
+  the staging table and puts an old table back, so the target is untouched.
+
+The hook is durable: the job store keeps its record, and a job the gateway
+process left unfinished is cleaned up at the next start (see
+:class:`sparkgate.service.job.hooks.DurableHook`). Every name the hook
+derives comes from its ``token`` (unique per statement), so the clean-up needs
+nothing else.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.api.jobs import JobInfo, NoopJobStatusHook
+from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs.spark import SESSION_CATALOG
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.plans import active_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["HOOK_KIND", "TableAsSelectHook", "database_exists", "staging_name", "table_exists"]
+
+log = logging.getLogger(__name__)
+
+HOOK_KIND = "table-as-select"
+_STAGING_PREFIX = "__sparkgate_staging_"
+_BACKUP_PREFIX = "__sparkgate_replaced_"
+
+
+def staging_name(
+    target: tuple[str, ...], token: str, prefix: str = _STAGING_PREFIX
+) -> tuple[str, ...]:
+    """A name beside ``target`` (same catalog and database) that only one job uses."""
+    return (*target[:-1], f"{prefix}{token}")
+
+
+def table_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
+    with active_session(spark):
+        return bool(spark._jsparkSession.catalog().tableExists(quote_name(name)))
+
+
+def database_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
+    """Whether the database (catalog, database) exists."""
+    with active_session(spark):
+        return bool(spark._jsparkSession.catalog().databaseExists(quote_name(name)))
+
+
+def _drop(spark: SparkSession, name: tuple[str, ...]) -> None:
+    # PURGE: a managed table's files go now, not to a trash (V2 catalogs have no trash).
+    purge = " PURGE" if name[0] == SESSION_CATALOG else ""
+    try:
+        spark.sql(f"DROP TABLE IF EXISTS {quote_name(name)}{purge}").collect()
+    except Exception as exc:
+        if to_execution_error(exc).error_class != "WRONG_COMMAND_FOR_OBJECT_TYPE":
+            raise
+        # A connector table stored as a view (print, blackhole).
+        spark.sql(f"DROP VIEW IF EXISTS {quote_name(name)}").collect()
+
+
+def _rename(spark: SparkSession, source: tuple[str, ...], target: tuple[str, ...]) -> None:
+    # The new name is relative to the catalog: database and table.
+    spark.sql(f"ALTER TABLE {quote_name(source)} RENAME TO {quote_name(target[1:])}").collect()
+
+
+@dataclass
+class TableAsSelectHook(NoopJobStatusHook):
+    """The catalog side of one CTAS/RTAS job; ``target`` is fully qualified
+    (catalog, database, table).
+
+    ``create`` creates the table the job writes, by the name given (the
+    target, or the staging table when ``atomic``); ``replacing`` says an
+    existing target is to be replaced. ``created`` is set once
+    :meth:`on_created` made it.
+    """
+
+    spark: SparkSession
+    token: str
+    target: tuple[str, ...]
+    atomic: bool
+    replacing: bool = False
+    create: Callable[[tuple[str, ...]], None] | None = None
+    created: bool = False
+
+    kind = HOOK_KIND
+
+    @property
+    def staging(self) -> tuple[str, ...]:
+        return staging_name(self.target, self.token)
+
+    @property
+    def backup(self) -> tuple[str, ...]:
+        return staging_name(self.target, self.token, _BACKUP_PREFIX)
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The table the job writes."""
+        return self.staging if self.atomic else self.target
+
+    # -- the job store ------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "target": list(self.target),
+            "atomic": self.atomic,
+            "replacing": self.replacing,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_record(cls, spark: SparkSession, record: Mapping[str, Any]) -> TableAsSelectHook:
+        return cls(
+            spark,
+            str(record["token"]),
+            tuple(str(part) for part in record["target"]),
+            atomic=bool(record["atomic"]),
+            replacing=bool(record.get("replacing")),
+            created=bool(record.get("created")),
+        )
+
+    # -- FLIP-218 -----------------------------------------------------------------
+    def on_created(self, job: JobInfo) -> None:
+        if self.create is None:
+            return
+        self.create(self.written)
+        self.created = True
+        log.info("Job %s created table %s", job.job_id, ".".join(self.written))
+
+    def on_failed(self, job: JobInfo, cause: str) -> None:
+        self.clean_up()
+
+    def on_canceled(self, job: JobInfo) -> None:
+        self.clean_up()
+
+    # -- the job's last step, and undoing it --------------------------------------
+    def publish(self) -> None:
+        """Atomic mode, once the rows are written: the staging table becomes the target."""
+        if not self.atomic:
+            return
+        if self.replacing and table_exists(self.spark, self.target):
+            _rename(self.spark, self.target, self.backup)
+            try:
+                _rename(self.spark, self.staging, self.target)
+            except BaseException:
+                _rename(self.spark, self.backup, self.target)
+                raise
+            _drop(self.spark, self.backup)
+        else:
+            _rename(self.spark, self.staging, self.target)
+        log.info("CTAS %s published table %s", self.token, ".".join(self.target))
+
+    def clean_up(self) -> None:
+        """Leave the catalog as it was before the job: nothing it made stays."""
+        spark = self.spark
+        if self.atomic:
+            _drop(spark, self.staging)
+            if table_exists(spark, self.backup):
+                if table_exists(spark, self.target):
+                    _drop(spark, self.backup)  # the swap had finished
+                else:
+                    _rename(spark, self.backup, self.target)
+            log.info("CTAS %s: staging table %s dropped", self.token, ".".join(self.staging))
+        elif self.created:
+            _drop(spark, self.target)
+            log.info("CTAS %s: table %s dropped", self.token, ".".join(self.target))

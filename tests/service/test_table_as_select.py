@@ -1,0 +1,323 @@
+"""CREATE TABLE AS / REPLACE TABLE AS as jobs with their hook (FLIP-218) and
+both atomicity levels (FLIP-303), checked in the catalog and on disk: a
+failed, canceled or interrupted job leaves no table, no staging table and no
+files; a failed REPLACE leaves the old table byte for byte."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sparkgate.api.errors import GatewayError
+from sparkgate.api.handles import SessionHandle
+from sparkgate.api.jobs import JobStatus
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import run, service_on, unique_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ATOMIC = "table.rtas-ctas.atomicity-enabled"
+# Fails on one row of the last of four partitions, after the others were written.
+FAILING = (
+    "SELECT id, CASE WHEN id = 3999 THEN raise_error('boom at 3999') ELSE id * 2 END AS v "
+    "FROM range(0, 4000, 1, 4)"
+)
+# Runs until stopped: 2,000 tasks of 0.2 s each.
+ENDLESS = (
+    "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(20 AS BIGINT)) AS slept "
+    "FROM range(0, 20000, 1, 2000)"
+)
+
+
+@pytest.fixture
+def database(
+    service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> Iterator[tuple[str, Path]]:
+    """A database of its own, in a directory the test can look into."""
+    name = unique_name("ctas")
+    location = tmp_path / "db"
+    run(service, session, f"CREATE DATABASE {name} LOCATION '{location}'")
+    run(service, session, f"USE {name}")
+    yield name, location
+    run(service, session, "USE default")
+    run(service, session, f"DROP DATABASE {name} CASCADE")
+
+
+def _tables(service: SparkGatewayService, session: SessionHandle) -> set[str]:
+    return {row[0] for row in run(service, session, "SHOW TABLES")}
+
+
+def _files(location: Path) -> list[str]:
+    return (
+        sorted(str(p.relative_to(location)) for p in location.rglob("*"))
+        if location.exists()
+        else []
+    )
+
+
+def _error(
+    service: SparkGatewayService, session: SessionHandle, statement: str, **kw: object
+) -> str:
+    with pytest.raises(GatewayError) as info:
+        run(service, session, statement, **kw)  # type: ignore[arg-type]
+    return str(info.value)
+
+
+def _checksums(location: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(location)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(location.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _wait_running_spark_job(service: SparkGatewayService, job_id: str) -> None:
+    """Until the job runs and Spark works on its rows."""
+    sc = service.spark.sparkContext
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        running = service.describe_job(job_id).status is JobStatus.RUNNING
+        if running and sc.statusTracker().getActiveJobsIds():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} has no running Spark job")
+
+
+@pytest.mark.parametrize("atomic", ["false", "true"])
+def test_ctas_creates_and_writes_the_table(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    database: tuple[str, Path],
+    atomic: str,
+) -> None:
+    config = {ATOMIC: atomic}
+    flink = run(
+        service,
+        session,
+        "CREATE TABLE doubled COMMENT 'twice' AS SELECT id, id * 2 AS twice FROM range(5)",
+        config=config,
+    )
+    job_id = flink[0][0]
+    assert service.describe_job(job_id).status is JobStatus.FINISHED
+    assert sorted(run(service, session, "SELECT * FROM doubled")) == [(i, i * 2) for i in range(5)]
+    run(
+        service,
+        session,
+        "CREATE TABLE parted USING parquet PARTITIONED BY (p) "
+        "AS SELECT id, CAST(id % 2 AS INT) AS p, 'x' AS s FROM range(6)",
+        config=config,
+    )
+    assert sorted(run(service, session, "SELECT id, p, s FROM parted")) == [
+        (i, i % 2, "x") for i in range(6)
+    ]
+    assert _tables(service, session) == {"doubled", "parted"}
+    assert (
+        "IF NOT EXISTS",
+        run(service, session, "CREATE TABLE IF NOT EXISTS doubled AS SELECT 1 AS one"),
+    ) == ("IF NOT EXISTS", [("OK",)])
+    message = _error(service, session, "CREATE TABLE doubled AS SELECT 1 AS one")
+    assert "already exists" in message
+    assert sorted(run(service, session, "SELECT * FROM doubled")) == [(i, i * 2) for i in range(5)]
+
+
+def test_ctas_without_dml_sync_answers_the_job_id_at_once(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path]
+) -> None:
+    rows = run(
+        service,
+        session,
+        "CREATE TABLE later AS SELECT id FROM range(100)",
+        config={"table.dml-sync": "false"},
+    )
+    info = service.jobs.wait(rows[0][0], timeout=120)
+    assert info.status is JobStatus.FINISHED
+    assert run(service, session, "SELECT count(*) FROM later") == [(100,)]
+
+
+@pytest.mark.parametrize("atomic", ["false", "true"])
+def test_a_failing_ctas_leaves_no_table_and_no_files(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    database: tuple[str, Path],
+    atomic: str,
+) -> None:
+    _, location = database
+    message = _error(service, session, f"CREATE TABLE half AS {FAILING}", config={ATOMIC: atomic})
+    assert "boom at 3999" in message
+    assert _tables(service, session) == set()
+    assert _files(location) == []
+    failed = [j for j in service.list_jobs() if j.statement == f"CREATE TABLE half AS {FAILING}"]
+    assert failed and failed[-1].status is JobStatus.FAILED
+    # The name is not poisoned: the same CTAS works now.
+    run(service, session, "CREATE TABLE half AS SELECT 1 AS one", config={ATOMIC: atomic})
+    assert run(service, session, "SELECT one FROM half") == [(1,)]
+
+
+@pytest.mark.parametrize("atomic", ["false", "true"])
+def test_a_canceled_ctas_leaves_no_table_and_no_files(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    database: tuple[str, Path],
+    atomic: str,
+) -> None:
+    _, location = database
+    job_id = run(
+        service,
+        session,
+        f"CREATE TABLE slow AS {ENDLESS}",
+        config={ATOMIC: atomic, "table.dml-sync": "false"},
+    )[0][0]
+    _wait_running_spark_job(service, job_id)
+    # The table is there while the job runs (not atomic), or only its staging table.
+    listed = _tables(service, session)
+    assert listed == ({"slow"} if atomic == "false" else {n for n in listed if "staging" in n})
+    assert len(listed) == 1
+    run(service, session, f"STOP JOB '{job_id}'")
+    assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
+    assert _tables(service, session) == set()
+    assert _files(location) == []
+
+
+def test_hooks_clean_up_after_the_submitting_session_closed(
+    service: SparkGatewayService, database: tuple[str, Path]
+) -> None:
+    name, location = database
+    other = service.open_session(SessionEnvironment(session_name="gone"))
+    job_id = run(
+        service,
+        other,
+        f"CREATE TABLE {name}.orphan AS {ENDLESS}",
+        config={"table.dml-sync": "false"},
+    )[0][0]
+    _wait_running_spark_job(service, job_id)
+    service.close_session(other)
+    assert service.describe_job(job_id).status is JobStatus.RUNNING
+    service.stop_job(job_id)
+    assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
+    assert _files(location) == []
+
+
+def test_a_failing_replace_keeps_the_old_table_byte_for_byte(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path]
+) -> None:
+    _, location = database
+    run(
+        service,
+        session,
+        "CREATE TABLE kept USING parquet AS SELECT id, 'old' AS tag FROM range(50)",
+    )
+    before = _checksums(location)
+    assert before
+    for statement in (
+        f"REPLACE TABLE kept AS {FAILING}",
+        f"CREATE OR REPLACE TABLE kept AS {FAILING}",
+    ):
+        assert "boom at 3999" in _error(service, session, statement)
+        assert _checksums(location) == before
+        assert _tables(service, session) == {"kept"}
+    assert run(service, session, "SELECT count(*), min(tag) FROM kept") == [(50, "old")]
+    # A REPLACE that works swaps contents and columns.
+    run(service, session, "REPLACE TABLE kept AS SELECT 'new' AS tag")
+    assert run(service, session, "SELECT * FROM kept") == [("new",)]
+    assert _tables(service, session) == {"kept"}
+    message = _error(service, session, "REPLACE TABLE missing AS SELECT 1 AS one")
+    assert "does not exist" in message
+    assert _tables(service, session) == {"kept"}
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("CREATE TABLE bad AS SELECT no_such_column FROM range(3)", "no_such_column"),
+        ("CREATE TABLE bad AS SELECT * FROM no_such_table", "no_such_table"),
+        ("CREATE TABLE no_such_db.bad AS SELECT 1 AS one", "no_such_db"),
+        ("CREATE TABLE bad WITH ('connector' = 'datagen') AS SELECT 1 AS one", "datagen"),
+        ("CREATE TABLE bad (x INT) WITH ('connector' = 'print') AS SELECT 1 AS x", "column list"),
+    ],
+)
+def test_bad_ctas_is_refused_and_nothing_is_made(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    database: tuple[str, Path],
+    statement: str,
+    expected: str,
+) -> None:
+    _, location = database
+    jobs_before = len(service.list_jobs())
+    assert expected in _error(service, session, statement)
+    assert _tables(service, session) == set()
+    assert _files(location) == []
+    assert len(service.list_jobs()) == jobs_before
+
+
+def test_ctas_into_connector_sinks(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / "out"
+    run(
+        service,
+        session,
+        f"CREATE TABLE files WITH ('connector' = 'filesystem', 'path' = '{path}', "
+        "'format' = 'json') AS SELECT id, concat('n', CAST(id AS STRING)) AS name FROM range(3)",
+    )
+    written = [json.loads(line) for f in path.glob("*.json") for line in f.read_text().splitlines()]
+    assert sorted((r["id"], r["name"]) for r in written) == [(0, "n0"), (1, "n1"), (2, "n2")]
+    assert sorted(run(service, session, "SELECT id, name FROM files")) == [
+        (0, "n0"),
+        (1, "n1"),
+        (2, "n2"),
+    ]
+    run(service, session, "CREATE TABLE nothing WITH ('connector' = 'blackhole') AS SELECT 1 AS a")
+    assert {"files", "nothing"} <= _tables(service, session)
+
+
+def test_a_ctas_the_gateway_died_under_is_cleaned_up_at_start(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The job store keeps the CTAS's hook: a restart that finds the job unfinished
+    marks it FAILED and drops what it had made (here: its half-written table)."""
+    data_dir = tmp_path / "data"
+    name = unique_name("crash")
+    location = tmp_path / "db"
+    with service_on(spark, data_dir) as service:
+        handle = service.open_session(SessionEnvironment(session_name="crash"))
+        run(service, handle, f"CREATE DATABASE {name} LOCATION '{location}'")
+        job_id = run(
+            service,
+            handle,
+            f"CREATE TABLE {name}.half AS {ENDLESS}",
+            config={"table.dml-sync": "false"},
+        )[0][0]
+        _wait_running_spark_job(service, job_id)
+        record = data_dir / "jobs" / f"{job_id}.json"
+        stored = json.loads(record.read_text())
+        assert stored["status"] == "RUNNING"
+        assert stored["hooks"][0]["kind"] == "table-as-select"
+        assert stored["hooks"][0]["record"]["created"] is True
+        service.stop_job(job_id)
+        service.jobs.wait(job_id, timeout=120)
+    # As the process would have left it: the job RUNNING in the store, the table there.
+    record.write_text(json.dumps(stored))
+    run_spark = spark.newSession()
+    run_spark.sql(f"CREATE TABLE {name}.half (id BIGINT, slept STRING) USING parquet")
+    run_spark.sql(f"INSERT INTO {name}.half VALUES (1, 'x')")
+    assert _files(location)
+    with service_on(spark, data_dir) as restarted:
+        info = restarted.describe_job(job_id)
+        assert info.status is JobStatus.FAILED
+        assert "gateway restarted" in (info.cause or "")
+        assert not run_spark.catalog.tableExists(f"{name}.half")
+        assert _files(location) == []
+        assert json.loads(record.read_text())["interrupted"] is False
+    with contextlib.suppress(Exception):
+        run_spark.sql(f"DROP DATABASE {name} CASCADE")
