@@ -120,3 +120,49 @@ def test_a_catalog_that_cannot_connect_is_not_made(
         assert name not in service.catalogs
         assert name not in {row[0] for row in run(service, session, "SHOW CATALOGS")}
     assert not (tmp_path / "catalogs" / f"{name}.json").exists()
+
+
+def _pg_tables(server: PostgresServer, prefix: str) -> list[str]:
+    listed = server.psql(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
+    )
+    return [t for t in listed.split() if t.startswith((prefix, "__sparkgate_"))]
+
+
+@pytest.mark.parametrize("atomic", ["false", "true"])
+def test_ctas_into_a_postgres_catalog(
+    spark: SparkSession, postgres: PostgresServer, tmp_path: Path, atomic: str
+) -> None:
+    name, table = unique_name("pgctas"), unique_name("ctas")
+    failing = (
+        "SELECT id, CASE WHEN id = 3999 THEN raise_error('boom at 3999') ELSE id END AS v "
+        "FROM range(0, 4000, 1, 4)"
+    )
+    config = {"table.rtas-ctas.atomicity-enabled": atomic}
+    with service_on(spark, tmp_path) as service, _open(service) as session:
+        run(service, session, f"ADD JAR '{jdbc_driver_jar()}'")
+        run(service, session, _create(name, postgres))
+        try:
+            target = f"{name}.public.{table}"
+            run(
+                service, session, f"CREATE TABLE {target} AS SELECT id FROM range(3)", config=config
+            )
+            assert postgres.psql(f"SELECT sum(id) FROM public.{table}").strip() == "3"
+            assert _pg_tables(postgres, table) == [table]
+
+            half = f"{table}_half"
+            message = _error(service, session, f"CREATE TABLE {name}.public.{half} AS {failing}")
+            assert "boom at 3999" in message
+            assert _pg_tables(postgres, table) == [table]
+
+            # A failed REPLACE leaves the old rows; one that works swaps them.
+            assert "boom at 3999" in _error(
+                service, session, f"REPLACE TABLE {target} AS {failing}"
+            )
+            assert postgres.psql(f"SELECT sum(id) FROM public.{table}").strip() == "3"
+            run(service, session, f"REPLACE TABLE {target} AS SELECT 'new' AS tag", config=config)
+            assert postgres.psql(f"SELECT tag FROM public.{table}").strip() == "new"
+            assert _pg_tables(postgres, table) == [table]
+            run(service, session, f"DROP TABLE {target}")
+        finally:
+            run(service, session, f"DROP CATALOG {name}")

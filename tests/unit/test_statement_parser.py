@@ -80,6 +80,39 @@ __all__: list[str] = []
             K.ExecuteStatementSet,
             {"inner": ("INSERT INTO a VALUES (1)",)},
         ),
+        # CREATE TABLE AS / REPLACE TABLE AS
+        (
+            "CREATE TABLE t AS SELECT 1",
+            K.TableAsSelect,
+            {"create": True, "replace": False, "if_not_exists": False, "clauses": ""},
+        ),
+        (
+            "create or replace table a.`b c` USING parquet PARTITIONED BY (x) as select 1 x",
+            K.TableAsSelect,
+            {"create": True, "replace": True, "clauses": "USING parquet PARTITIONED BY ( x )"},
+        ),
+        (
+            "REPLACE TABLE t AS WITH q AS (SELECT 1) SELECT * FROM q",
+            K.TableAsSelect,
+            {"create": False, "replace": True},
+        ),
+        (
+            "CREATE TABLE t USING parquet AS (SELECT 1)",
+            K.TableAsSelect,
+            {"spark_text": "CREATE TABLE t USING parquet AS (SELECT 1)"},
+        ),
+        (
+            "CREATE TABLE IF NOT EXISTS t COMMENT 'c'\nWITH ('connector' = 'print') AS VALUES (1)",
+            K.TableAsSelect,
+            {
+                "if_not_exists": True,
+                "options": {"connector": "print"},
+                "clauses": "COMMENT 'c'",
+                "spark_text": "CREATE TABLE IF NOT EXISTS t COMMENT 'c'\nAS VALUES (1)",
+            },
+        ),
+        ("CREATE TABLE t (a INT) USING parquet", K.SparkCommand, {}),
+        ("CREATE VIEW v AS SELECT 1", K.SparkCommand, {}),
         # jobs
         ("SHOW JOBS", K.ShowJobs, {}),
         (
@@ -209,7 +242,6 @@ __all__: list[str] = []
         ("LOAD DATA LOCAL INPATH '/tmp/x' INTO TABLE t", K.Dml, {"verb": "LOAD"}),
         # DDL
         ("CREATE TABLE t (a INT)", K.SparkCommand, {"keyword": "CREATE", "ddl": True}),
-        ("CREATE TABLE t AS SELECT 1", K.SparkCommand, {}),
         ("DROP TABLE t", K.SparkCommand, {}),
         ("ALTER TABLE t ADD COLUMN b INT", K.SparkCommand, {}),
         ("TRUNCATE TABLE t", K.SparkCommand, {}),
@@ -253,7 +285,7 @@ def test_parse_statement(statement: str, kind: type[Statement], fields: dict[str
         ("RESET k", True),
         ("SET TIME ZONE 'UTC'", True),
         ("CREATE TABLE t (a INT)", True),
-        ("CREATE TABLE t AS SELECT 1", True),
+        ("CREATE TABLE t AS SELECT 1", False),  # a job, as INSERT
         ("CREATE CATALOG c WITH ('type' = 'x')", True),
         ("DROP VIEW v", True),
         ("ALTER TABLE t RENAME TO u", True),
@@ -326,6 +358,10 @@ def test_is_query(statement: str, is_query: bool) -> None:
         ("EXECUTE STATEMENT SET INSERT INTO t VALUES (1)", "expected BEGIN"),
         ("EXECUTE STATEMENT SET BEGIN INSERT INTO t VALUES (1);", "missing its END"),
         ("CREATE CATALOG c", "CREATE CATALOG expects WITH"),
+        (
+            "CREATE TABLE t WITH ('a' = 'b') COMMENT 'x' AS SELECT 1",
+            "expected AS <query> after WITH",
+        ),
         ("CREATE CATALOG c WITH ('a' = 'b'", "expected ',' or '\\)' at end of statement"),
         ("CREATE CATALOG c WITH ('a' 'b')", "expected '=' at line 1, column 28"),
         ("CREATE CATALOG c WITH ('a' = 'b', 'a' = 'c')", "duplicate option 'a'"),

@@ -1,0 +1,292 @@
+"""CREATE TABLE AS on a real gateway process (``sparkgate gateway start-foreground``).
+
+A CTAS job the gateway dies under (SIGKILL of the gateway and of Spark's JVM)
+is undone at the next start on the same data directory: the job is FAILED
+("gateway restarted"), neither its table nor a staging table is left, in the
+catalog or on disk, and the name can be used again.
+
+A CTAS into a JDBC catalog on a real PostgreSQL server writes the rows there;
+they read back over REST and through beeline (HiveServer2); a CTAS whose
+query fails mid-job leaves nothing in PostgreSQL; the password is never shown;
+the catalog and its table are back after a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from tests.postgres import PostgresServer, jdbc_driver_jar
+from tests.processes import foreground_gateway, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
+ATOMIC = "table.rtas-ctas.atomicity-enabled"
+# Runs for minutes: 2,000 tasks of ten rows, each row sleeping 20 ms.
+ENDLESS = (
+    "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(20 AS BIGINT)) AS slept "
+    "FROM range(0, 20000, 1, 2000)"
+)
+# Fails on one row of the last of four partitions, after the others were written.
+FAILING = (
+    "SELECT id, CASE WHEN id = 3999 THEN raise_error('boom') ELSE id END AS v "
+    "FROM range(0, 4000, 1, 4)"
+)
+STAGING = re.compile(r"__sparkgate_staging_[0-9a-f]{16}")
+
+
+class StatementFailed(Exception):
+    """The gateway answered a statement's result with ``{"errors": [...]}``."""
+
+
+class Rest:
+    """One session on a gateway's REST endpoint (Flink's API, V4)."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(base_url=url, timeout=60)
+        response = self.http.post("/v4/sessions", json={"sessionName": "ctas-e2e"})
+        assert response.status_code == 200, response.text
+        self.session = str(response.json()["sessionHandle"])
+
+    def __enter__(self) -> Rest:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            self.http.delete(f"/v4/sessions/{self.session}")
+        self.http.close()
+
+    def run(
+        self, statement: str, config: Mapping[str, str] | None = None, timeout: float = 600
+    ) -> tuple[list[str], list[list[Any]]]:
+        """The column names and every row of ``statement``'s result (all pages)."""
+        body: dict[str, Any] = {"statement": statement}
+        if config:
+            body["executionConfig"] = dict(config)
+        response = self.http.post(f"/v4/sessions/{self.session}/statements", json=body)
+        assert response.status_code == 200, response.text
+        operation = response.json()["operationHandle"]
+        uri: str | None = f"/v4/sessions/{self.session}/operations/{operation}/result/0"
+        uri = f"{uri}?rowFormat=JSON"
+        columns: list[str] = []
+        rows: list[list[Any]] = []
+        deadline = time.monotonic() + timeout
+        while uri:
+            assert time.monotonic() < deadline, f"no end of result in {timeout} s: {statement}"
+            page = self.http.get(uri)
+            payload = page.json()
+            if "errors" in payload:
+                raise StatementFailed("\n".join(str(e) for e in payload["errors"]))
+            assert page.status_code == 200, page.text
+            results = payload.get("results") or {}
+            columns = [c["name"] for c in results.get("columns", [])] or columns
+            rows += [row["fields"] for row in results.get("data", [])]
+            uri = payload.get("nextResultUri")
+        return columns, rows
+
+    def rows(self, statement: str, config: Mapping[str, str] | None = None) -> list[list[Any]]:
+        return self.run(statement, config)[1]
+
+    def record(self, statement: str) -> dict[str, Any]:
+        """A one-row result as column name -> value."""
+        columns, [row] = self.run(statement)
+        return dict(zip(columns, row, strict=True))
+
+    def tables(self) -> set[str]:
+        columns, rows = self.run("SHOW TABLES")
+        index = next(i for i, c in enumerate(columns) if c in ("table name", "tableName"))
+        return {str(row[index]) for row in rows}
+
+
+def log_tail(data_dir: Path, run_dir: Path) -> str:
+    """The end of the gateway's console and log, for failure messages."""
+    parts = []
+    for path in (run_dir / "console.log", data_dir / "log" / "sparkgate.log"):
+        if path.exists():
+            lines = path.read_text(errors="replace").splitlines()[-40:]
+            parts.append(f"--- {path}\n" + "\n".join(lines))
+    return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def gateway(
+    run_dir: Path, data_dir: Path, *extra: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A gateway process serving REST on ``data_dir``; its console log in ``run_dir``."""
+    run_dir.mkdir(parents=True)
+    port = free_port()
+    options = [
+        f"-Dsql-gateway.data-dir={data_dir}",
+        f"-Dsql-gateway.endpoint.rest.port={port}",
+        "-Dspark.master=local[2]",
+        "-Dspark.ui.enabled=false",
+        "-Dspark.sql.shuffle.partitions=4",
+        *extra,
+    ]
+    if not any(o.startswith("-Dsql-gateway.endpoint.type=") for o in extra):
+        options.append("-Dsql-gateway.endpoint.type=rest")
+    with foreground_gateway(options, port=port, cwd=run_dir, env=ENV, timeout=300) as running:
+        yield running
+
+
+def kill_with_spark(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the gateway and every process under it (Spark's JVM is in a session
+    of its own, so a process group would miss it), as a crash would end them."""
+    tree = [psutil.Process(process.pid)]
+    tree += tree[0].children(recursive=True)
+    assert any("java" in p.name() for p in tree[1:]), [p.cmdline() for p in tree]
+    for proc in tree:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.send_signal(signal.SIGKILL)
+    process.wait(60)
+    _, alive = psutil.wait_procs(tree[1:], timeout=60)
+    assert not alive, alive
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, explain: Callable[[], str]) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, explain()
+        time.sleep(1)
+
+
+def leftovers(warehouse: Path) -> list[str]:
+    """Entries of the warehouse that belong to the CTAS: its table's, a staging table's."""
+    return sorted(
+        p.name for p in warehouse.iterdir() if p.name == "half" or p.name.startswith("__sparkgate_")
+    )
+
+
+@pytest.mark.parametrize("atomic", [False, True], ids=["non-atomic", "atomic"])
+def test_a_ctas_killed_with_its_gateway_is_undone_at_the_next_start(
+    tmp_path: Path, atomic: bool
+) -> None:
+    data_dir = tmp_path / "data"
+    warehouse = data_dir / "warehouse"
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = {"table.dml-sync": "false", ATOMIC: str(atomic).lower()}
+    with gateway(first, data_dir) as (url, process), Rest(url) as rest:
+        [[job_id]] = rest.rows(f"CREATE TABLE half AS {ENDLESS}", config)
+        record = data_dir / "jobs" / f"{job_id}.json"
+        seen: dict[str, Any] = {}
+
+        def under_way() -> bool:
+            seen["jobs"] = {str(row[0]): row[2] for row in rest.rows("SHOW JOBS")}
+            seen["tables"] = rest.tables()
+            seen["warehouse"] = sorted(p.name for p in warehouse.iterdir())
+            if seen["jobs"].get(job_id) != "RUNNING":
+                return False
+            if atomic:
+                return any(STAGING.fullmatch(t) for t in seen["tables"])
+            return (warehouse / "half").is_dir()
+
+        wait_for(under_way, 300, lambda: f"{seen}\n{log_tail(data_dir, first)}")
+        assert json.loads(record.read_text())["status"] == "RUNNING"
+        if atomic:  # the rows go to the staging table; the target appears only at the end
+            assert "half" not in seen["tables"], seen
+            assert [n for n in seen["warehouse"] if STAGING.fullmatch(n)], seen
+        kill_with_spark(process)
+    assert leftovers(warehouse), "the killed job left nothing to clean up"
+
+    with gateway(second, data_dir) as (url, _), Rest(url) as rest:
+        described = rest.record(f"DESCRIBE JOB '{job_id}'")
+        assert described["status"] == "FAILED", described
+        assert "gateway restarted" in str(described["cause"]), described
+        stored = json.loads(record.read_text())
+        assert stored["status"] == "FAILED" and stored["interrupted"] is False, stored
+        tables = rest.tables()
+        assert "half" not in tables, tables
+        assert not [t for t in tables if t.startswith("__sparkgate_")], tables
+        assert leftovers(warehouse) == [], log_tail(data_dir, second)
+        # The name is free again.
+        [[again]] = rest.rows("CREATE TABLE half AS SELECT 1 AS one", {"table.dml-sync": "true"})
+        assert again != job_id
+        assert rest.rows("SELECT one FROM half") == [[1]]
+        assert rest.tables() >= {"half"}
+
+
+def beeline(hs2_port: int, statement: str) -> subprocess.CompletedProcess[str]:
+    """``sparkgate beeline -u jdbc:hive2://... -e STATEMENT``, as a user runs it."""
+    return subprocess.run(
+        [
+            str(REPO / ".venv" / "bin" / "sparkgate"),
+            "beeline",
+            "-u",
+            f"jdbc:hive2://127.0.0.1:{hs2_port}/default",
+            "-e",
+            statement,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        env=ENV,
+    )
+
+
+def test_ctas_into_a_postgres_catalog_over_rest_and_hiveserver2(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    data_dir = tmp_path / "data"
+    table, failing = f"ctas_{uuid.uuid4().hex[:10]}", f"ctas_failed_{uuid.uuid4().hex[:10]}"
+    hs2_port = free_port()
+    options = [
+        f"-Dspark.jars={jdbc_driver_jar()}",
+        "-Dsql-gateway.endpoint.type=rest,hiveserver2",
+        f"-Dsql-gateway.endpoint.hiveserver2.port={hs2_port}",
+    ]
+    expected = [[i, 2 * i] for i in range(5)]
+    read_back = f"SELECT id, twice FROM pg.public.{table} ORDER BY id"
+    no_staging = "SELECT count(*) FROM pg_tables WHERE starts_with(tablename, '__sparkgate_')"
+    with gateway(tmp_path / "first", data_dir, *options) as (url, _), Rest(url) as rest:
+        rest.rows(
+            "CREATE CATALOG pg WITH ('type' = 'jdbc', "
+            f"'base-url' = 'jdbc:postgresql://127.0.0.1:{postgres.port}', "
+            f"'default-database' = '{postgres.database}', 'username' = '{postgres.user}', "
+            f"'password' = '{postgres.password}')"
+        )
+        [[job_id]] = rest.rows(
+            f"CREATE TABLE pg.public.{table} AS "
+            "SELECT id, CAST(id * 2 AS INT) AS twice FROM range(5)"
+        )
+        assert re.fullmatch(r"[0-9a-f]{32}", str(job_id)), job_id
+        assert postgres.psql(f"SELECT id, twice FROM public.{table} ORDER BY id") == "".join(
+            f"{i}|{2 * i}\n" for i in range(5)
+        )
+        assert rest.rows(read_back) == expected
+
+        done = beeline(hs2_port, f"SELECT count(*) FROM pg.public.{table}")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert re.search(r"^\|\s*5\s*\|$", done.stdout, flags=re.MULTILINE), done.stdout
+
+        for atomic in ("false", "true"):
+            with pytest.raises(StatementFailed) as failure:
+                rest.rows(f"CREATE TABLE pg.public.{failing} AS {FAILING}", {ATOMIC: atomic})
+            assert "boom" in str(failure.value), failure.value
+            regclass = f"SELECT to_regclass('public.{failing}') IS NULL"
+            assert postgres.psql(regclass).strip() == "t", f"atomic={atomic}"
+            assert postgres.psql(no_staging).strip() == "0", f"atomic={atomic}"
+
+        [[shown]] = rest.rows("SHOW CREATE CATALOG pg")
+        assert "'password' = '******'" in shown, shown
+        assert postgres.password not in shown, shown
+
+    with gateway(tmp_path / "second", data_dir, *options) as (url, _), Rest(url) as rest:
+        assert "pg" in {str(row[0]) for row in rest.rows("SHOW CATALOGS")}
+        assert rest.rows(read_back) == expected
