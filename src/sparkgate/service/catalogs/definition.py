@@ -7,23 +7,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["HIDDEN", "TYPE_KEY", "CatalogDefinition", "is_secret", "masked"]
+from sparkgate.sql.secrets import masked_options as masked
+
+__all__ = ["TYPE_KEY", "CatalogDefinition"]
 
 TYPE_KEY = "type"
-#: What a secret option's value shows as (Flink's ``******``).
-HIDDEN = "******"
-_SECRET_WORDS = ("password", "secret", "token")
-
-
-def is_secret(key: str) -> bool:
-    """Whether an option's value must never be printed (``password``, ``*secret*``, ``*token*``)."""
-    lowered = key.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
-def masked(options: Mapping[str, str]) -> dict[str, str]:
-    """``options`` with secret values replaced by :data:`HIDDEN`."""
-    return {key: HIDDEN if is_secret(key) else value for key, value in options.items()}
 
 
 def _frozen(options: Mapping[str, str]) -> Mapping[str, str]:

@@ -37,6 +37,7 @@ from sparkgate.service.job.job import (
 )
 from sparkgate.service.job.store import JobStore, StoredJob
 from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.sql.secrets import masked_statement
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -218,6 +219,7 @@ class JobManager:
         options: Mapping[str, str] | None,
         hooks: Sequence[JobStatusHook],
     ) -> Job:
+        statement = masked_statement(statement)  # SHOW JOBS, the store, Spark's UI
         job = Job(uuid.uuid4().hex, name or default_name(statement), statement, streaming)
         job.options = dict(options or {})
         job.hooks = tuple(hooks)

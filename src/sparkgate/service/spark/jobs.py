@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
+from sparkgate.sql.secrets import masked_statement
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -32,7 +33,7 @@ def job_scope(sc: SparkContext, tag: str, description: str | None) -> Iterator[N
     """Tag (and describe, for Spark's UI) the jobs this thread starts."""
     sc.addJobTag(tag)
     if description:
-        sc.setJobDescription(description[:_DESCRIPTION_LIMIT])
+        sc.setJobDescription(masked_statement(description)[:_DESCRIPTION_LIMIT])
     try:
         yield
     finally:

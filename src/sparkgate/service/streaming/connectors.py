@@ -24,6 +24,7 @@ from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.lexer import TokenKind
 from sparkgate.sql.quoting import quote_string
 from sparkgate.sql.reader import TokenReader
+from sparkgate.sql.secrets import HIDDEN, masked_options
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,29 +54,7 @@ log = logging.getLogger(__name__)
 
 DEFINITION_PROPERTY = CONNECTOR_PROPERTY
 
-# Flink's sensitive option keys (GlobalConfiguration.SENSITIVE_KEYS): shown masked.
-_SENSITIVE = (
-    "password",
-    "secret",
-    "fs.azure.account.key",
-    "apikey",
-    "api-key",
-    "auth-params",
-    "service-key",
-    "token",
-    "basic-auth",
-    "jaas.config",
-    "http-headers",
-)
-HIDDEN_CONTENT = "******"
-
-
-def masked_options(options: Mapping[str, str]) -> dict[str, str]:
-    """``options`` with the values of secret keys replaced as Flink shows them."""
-    return {
-        key: HIDDEN_CONTENT if any(word in key.lower() for word in _SENSITIVE) else value
-        for key, value in options.items()
-    }
+HIDDEN_CONTENT = HIDDEN
 
 
 _FIELD_KEYS = ("kind", "min", "max", "start", "end", "length", "null-rate")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from sparkgate.api.errors import ExecutionError
-from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition, masked
+from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
 from sparkgate.service.catalogs.registry import CatalogRegistry, catalog_error
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import to_execution_error
@@ -29,6 +29,7 @@ from sparkgate.service.statements.results import ok_result, table_result
 from sparkgate.service.streaming.strategy import spark_statement
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.secrets import masked_options as masked
 
 __all__ = [
     "alter_catalog",
