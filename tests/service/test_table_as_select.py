@@ -242,7 +242,12 @@ def test_a_failing_replace_keeps_the_old_table_byte_for_byte(
         ("CREATE TABLE bad AS SELECT * FROM no_such_table", "no_such_table"),
         ("CREATE TABLE no_such_db.bad AS SELECT 1 AS one", "no_such_db"),
         ("CREATE TABLE bad WITH ('connector' = 'datagen') AS SELECT 1 AS one", "datagen"),
-        ("CREATE TABLE bad (x INT) WITH ('connector' = 'print') AS SELECT 1 AS x", "column list"),
+        (
+            "CREATE TABLE bad (x INT, PRIMARY KEY (x) NOT ENFORCED) AS SELECT 1 AS x",
+            "need a connector table",
+        ),
+        ("CREATE TABLE bad (y, z) AS SELECT 1 AS x", "must name each of the query's columns"),
+        ("CREATE TABLE bad (x AS 1) WITH ('connector' = 'print') AS SELECT 1 AS x", "computed"),
     ],
 )
 def test_bad_ctas_is_refused_and_nothing_is_made(
@@ -321,3 +326,48 @@ def test_a_ctas_the_gateway_died_under_is_cleaned_up_at_start(
         assert json.loads(record.read_text())["interrupted"] is False
     with contextlib.suppress(Exception):
         run_spark.sql(f"DROP DATABASE {name} CASCADE")
+
+
+def test_a_column_list_adds_retypes_and_reorders_columns(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path]
+) -> None:
+    """FLIP-463: new columns first, then the query's, in the types the list gives."""
+    name, _ = database
+    run(
+        service,
+        session,
+        "CREATE TABLE widened (note STRING, id INT) AS SELECT id, id * 2 AS twice FROM range(3)",
+    )
+    fields = [
+        (f.name, f.dataType.simpleString()) for f in service.spark.table(f"{name}.widened").schema
+    ]
+    assert fields == [("note", "string"), ("id", "int"), ("twice", "bigint")]
+    assert sorted(run(service, session, "SELECT * FROM widened")) == [
+        (None, i, i * 2) for i in range(3)
+    ]
+    run(
+        service,
+        session,
+        "CREATE TABLE turned (twice, id) AS SELECT id, id * 2 AS twice FROM range(2)",
+    )
+    assert sorted(run(service, session, "SELECT * FROM turned")) == [(0, 0), (2, 1)]
+
+
+def test_a_column_list_on_a_connector_table(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / "keyed"
+    run(
+        service,
+        session,
+        "CREATE TABLE keyed (PRIMARY KEY (id) NOT ENFORCED, next_id AS id + 1) "
+        f"COMMENT 'by id' WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'json') "
+        "AS SELECT CAST(id AS INT) AS id, 'x' AS tag FROM range(2)",
+    )
+    assert sorted(run(service, session, "SELECT id, tag, next_id FROM keyed")) == [
+        (0, "x", 1),
+        (1, "x", 2),
+    ]
+    shown = run(service, session, "SHOW CREATE TABLE keyed")[0][0]
+    assert "PRIMARY KEY (`id`) NOT ENFORCED" in shown
+    assert "`next_id` AS id + 1" in shown

@@ -108,7 +108,15 @@ __all__: list[str] = []
                 "if_not_exists": True,
                 "options": {"connector": "print"},
                 "clauses": "COMMENT 'c'",
-                "spark_text": "CREATE TABLE IF NOT EXISTS t COMMENT 'c'\nAS VALUES (1)",
+                "spark_text": "CREATE TABLE IF NOT EXISTS t COMMENT 'c' AS VALUES (1)",
+            },
+        ),
+        (
+            "CREATE TABLE t (b, a) PARTITIONED BY (a) AS SELECT 1 a, 2 b",
+            K.TableAsSelect,
+            {
+                "spark_text": "CREATE TABLE t PARTITIONED BY ( a ) AS SELECT 1 a, 2 b",
+                "partition_keys": ("a",),
             },
         ),
         ("CREATE TABLE t (a INT) USING parquet", K.SparkCommand, {}),

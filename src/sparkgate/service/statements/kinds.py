@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sparkgate.service.streaming.ddl import TableDefinition
+    from sparkgate.service.streaming.ddl import Schema, TableDefinition
 
 __all__ = [
     "AddJar",
@@ -260,6 +260,10 @@ class TableAsSelect(Statement):
     replace: bool
     if_not_exists: bool = False
     options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    # Flink's column list (FLIP-463), and its COMMENT and PARTITIONED BY.
+    schema: Schema | None = field(default=None, hash=False)
+    comment: str | None = None
+    partition_keys: tuple[str, ...] = ()
 
     @property
     def allowed_in_configure_session(self) -> bool:

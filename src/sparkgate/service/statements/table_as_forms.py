@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.cursor import Cursor
-from sparkgate.sql.lexer import Token, TokenKind
+from sparkgate.service.streaming.ddl import parse_schema
+from sparkgate.sql.lexer import Token, TokenKind, unquote
 
 __all__ = ["parse_table_as_select"]
 
@@ -74,15 +74,16 @@ def parse_table_as_select(cursor: Cursor, text: str, first: str) -> k.TableAsSel
     tokens = cursor.tokens
     depth = 0
     with_at: int | None = None
-    column_list = False
+    list_end: int | None = None  # the token after the column list, if any
     name_end = cursor.i
     for i in range(name_end, len(tokens)):
         tok = tokens[i]
         if tok.kind is TokenKind.LPAREN:
-            column_list = column_list or (i == name_end)
             depth += 1
         elif tok.kind is TokenKind.RPAREN:
             depth -= 1
+            if depth == 0 and list_end is None and tokens[name_end].kind is TokenKind.LPAREN:
+                list_end = i + 1
         elif depth == 0 and _query_start(tokens, i):
             break
         elif (
@@ -97,34 +98,29 @@ def parse_table_as_select(cursor: Cursor, text: str, first: str) -> k.TableAsSel
         cursor.i = start
         return None  # no AS <query>: a plain CREATE TABLE
     as_at = i
-    after = as_at
+    # Cut out what Spark's parser does not read: the column list and WITH (...).
+    cut: list[tuple[int, int]] = []  # token index ranges
+    schema = None
+    if list_end is not None:
+        schema = parse_schema(text[tokens[name_end].start : tokens[list_end - 1].end])
+        cut.append((name_end, list_end))
     options: Mapping[str, str] = {}
-    spark_text = text
     if with_at is not None:
-        if column_list:
-            raise UnsupportedStatementError(
-                "CREATE TABLE ... (<columns>) WITH (...) AS <query> is not supported yet: "
-                "the table's columns are the query's; leave the column list out"
-            )
         options, after = _with_options(cursor, with_at)
         if after != as_at:
             raise cursor.error(
                 "expected AS <query> after WITH (...) in CREATE TABLE AS", tokens[after]
             )
-        # Spark's parser reads the rest; the WITH clause is the gateway's.
-        spark_text = text[: tokens[with_at].start] + text[tokens[as_at].start :]
-    # The clauses between the name and AS (USING, PARTITIONED BY, COMMENT, ...),
-    # Flink's WITH left out: what the created table is declared with.
-    clause_tokens = (
-        [
-            t
-            for j, t in enumerate(tokens[name_end:as_at], name_end)
-            if not (with_at is not None and with_at <= j < after)
-        ]
-        if with_at is not None
-        else tokens[name_end:as_at]
+        cut.append((with_at, after))
+    kept = [j for j in range(name_end, as_at) if not any(lo <= j < hi for lo, hi in cut)]
+    spark_text = text[: tokens[name_end].start] + " ".join(
+        text[tokens[j].start : tokens[j].end] for j in kept
     )
-    clauses = " ".join(text[t.start : t.end] for t in clause_tokens)
+    spark_text = f"{spark_text.rstrip()} {text[tokens[as_at].start :]}"
+    # The clauses between the name and AS (USING, PARTITIONED BY, COMMENT, ...):
+    # what the created table is declared with.
+    clauses = " ".join(text[tokens[j].start : tokens[j].end] for j in kept)
+    comment, partition_keys = _comment_and_partitions([tokens[j] for j in kept])
     cursor.i = len(tokens)
     return k.TableAsSelect(
         text,
@@ -134,4 +130,30 @@ def parse_table_as_select(cursor: Cursor, text: str, first: str) -> k.TableAsSel
         replace=replace,
         if_not_exists=if_not_exists,
         options=options,
+        schema=schema,
+        comment=comment,
+        partition_keys=partition_keys,
     )
+
+
+def _comment_and_partitions(clause: list[Token]) -> tuple[str | None, tuple[str, ...]]:
+    """Flink's ``COMMENT '...'`` and ``PARTITIONED BY (a, b)`` among the clauses."""
+    comment = None
+    keys: tuple[str, ...] = ()
+    for j, tok in enumerate(clause):
+        upper = tok.upper if tok.kind is TokenKind.WORD else None
+        if upper == "COMMENT" and j + 1 < len(clause) and clause[j + 1].kind is TokenKind.STRING:
+            comment = unquote(clause[j + 1])
+        elif (
+            upper == "PARTITIONED"
+            and j + 2 < len(clause)
+            and clause[j + 2].kind is TokenKind.LPAREN
+        ):
+            names = []
+            for part in clause[j + 3 :]:
+                if part.kind is TokenKind.RPAREN:
+                    break
+                if part.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+                    names.append(unquote(part))
+            keys = tuple(names)
+    return comment, keys

@@ -17,7 +17,14 @@ from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, unquote
 from sparkgate.sql.reader import TokenReader
 
-__all__ = ["Column", "TableDefinition", "Watermark", "parse_connector_table"]
+__all__ = [
+    "Column",
+    "Schema",
+    "TableDefinition",
+    "Watermark",
+    "parse_connector_table",
+    "parse_schema",
+]
 
 _AFTER_TYPE = frozenset({"METADATA", "NOT", "NULL", "COMMENT", "PRIMARY"})
 _UNITS = {
@@ -228,6 +235,41 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         options[key] = unquote(item[2])
     if not src.at_end:
         raise SqlParseError("unexpected input after WITH (...) in CREATE TABLE")
+    schema = _schema(src, items)
+    if not schema.columns:
+        raise SqlParseError("CREATE TABLE needs at least one column")
+    physical = {c.name.lower() for c in schema.columns if c.is_physical}
+    for key in partition_keys:
+        if key.lower() not in physical:
+            raise SqlParseError(f"partition column {key} is not a physical column")
+    return TableDefinition(
+        name=name,
+        columns=schema.columns,
+        options=options,
+        watermark=schema.watermark,
+        if_not_exists=if_not_exists,
+        temporary=temporary,
+        comment=comment,
+        primary_key=schema.primary_key,
+        partition_keys=partition_keys,
+    )
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A CREATE TABLE column list: columns, watermark and primary key.
+
+    ``names_only`` marks CTAS's ``(c, b, a)`` form (FLIP-463): the query's own
+    columns, in that order; the columns then have neither type nor expression.
+    """
+
+    columns: tuple[Column, ...]
+    watermark: Watermark | None = None
+    primary_key: tuple[str, ...] = ()
+    names_only: bool = False
+
+
+def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
     columns: list[Column] = []
     watermark: Watermark | None = None
     primary_key: tuple[str, ...] = ()
@@ -239,24 +281,20 @@ def parse_connector_table(text: str) -> TableDefinition | None:
             primary_key = parsed
         else:
             columns.append(parsed)
-    if not columns:
-        raise SqlParseError("CREATE TABLE needs at least one column")
-    physical = {c.name.lower() for c in columns if c.is_physical}
-    for key in partition_keys:
-        if key.lower() not in physical:
-            raise SqlParseError(f"partition column {key} is not a physical column")
     if watermark is not None:
         if watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
         watermark.delay  # noqa: B018 - validates the expression now, not at query time
-    return TableDefinition(
-        name=name,
-        columns=tuple(columns),
-        options=options,
-        watermark=watermark,
-        if_not_exists=if_not_exists,
-        temporary=temporary,
-        comment=comment,
-        primary_key=primary_key,
-        partition_keys=partition_keys,
-    )
+    return Schema(tuple(columns), watermark, primary_key)
+
+
+def parse_schema(text: str) -> Schema:
+    """The parenthesised column list ``text`` of a CREATE TABLE (AS)."""
+    src = TokenReader(text, "CREATE TABLE")
+    items = src.group()
+    if not src.at_end:
+        raise SqlParseError("unexpected input after the column list in CREATE TABLE")
+    names = (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
+    if items and all(len(item) == 1 and item[0].kind in names for item in items):
+        return Schema(tuple(Column(unquote(item[0])) for item in items), names_only=True)
+    return _schema(src, items)

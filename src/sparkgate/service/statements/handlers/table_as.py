@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
 from sparkgate.service.catalog import current_catalog, list_catalogs, quote_name
 from sparkgate.service.operation.operation import Execution
@@ -28,7 +29,8 @@ from sparkgate.service.statements.table_as import (
     table_exists,
 )
 from sparkgate.service.streaming import resolve
-from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.service.streaming.connectors import spark_type
+from sparkgate.service.streaming.ddl import Column, Schema, TableDefinition
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     create_connector_table,
@@ -125,6 +127,18 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
         )
     query = statement.spark_text[ctas.query_start :].rstrip().rstrip(";").rstrip()
     frame, resolution = _query_frame(context, query)
+    declared: tuple[Column, ...] = ()
+    if statement.schema is not None:
+        if connector is None and (
+            statement.schema.watermark is not None
+            or statement.schema.primary_key
+            or not all(c.is_physical for c in statement.schema.columns)
+        ):
+            raise UnsupportedStatementError(
+                "Computed and metadata columns, WATERMARK and PRIMARY KEY in CREATE TABLE AS "
+                "need a connector table (WITH ('connector' = ...))"
+            )
+        frame, declared = _shaped(frame, statement.schema)
     streaming = runtime.streaming or frame.isStreaming
     # A never-ending job has no end to publish at: streaming CTAS is not atomic.
     atomic = not streaming and connector is None and (runtime.ctas_atomic or exists)
@@ -132,7 +146,7 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
 
     sink: TableDefinition | None = None
     if connector is not None:
-        sink = _sink_definition(ctas.name, frame, statement)
+        sink = _sink_definition(ctas.name, frame, declared, statement)
 
         def create(name: tuple[str, ...]) -> None:
             assert sink is not None
@@ -171,15 +185,71 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
     return job_result(job_id)
 
 
+def _shaped(frame: DataFrame, schema: Schema) -> tuple[DataFrame, tuple[Column, ...]]:
+    """The query's rows in the table's columns (FLIP-463), and the new columns.
+
+    Columns the query lacks come first (NULL in every row written), then the
+    query's, each cast to the type the column list gives it; ``(c, b, a)``
+    only reorders the query's columns.
+    """
+    fields = {f.name.lower(): f.name for f in frame.schema.fields}
+    if schema.names_only:
+        names = [c.name for c in schema.columns]
+        if sorted(n.lower() for n in names) != sorted(fields):
+            raise ExecutionError(
+                f"The column list ({', '.join(names)}) must name each of the query's columns "
+                f"({', '.join(fields.values())}) once"
+            )
+        return frame.select(*(quote_identifier(fields[n.lower()]) for n in names)), ()
+    by_name = {c.name.lower(): c for c in schema.columns}
+    for name in fields:
+        column = by_name.get(name)
+        if column is not None and not column.is_physical:
+            raise ExecutionError(
+                f"Column {column.name} is the query's: it cannot be computed or metadata"
+            )
+    new = tuple(c for c in schema.columns if c.name.lower() not in fields)
+    exprs = [
+        f"CAST(NULL AS {spark_type(c.type or '')}) AS {quote_identifier(c.name)}"
+        for c in new
+        if c.is_physical
+    ]
+    for name, original in fields.items():
+        column = by_name.get(name)
+        if column is not None and column.type:
+            exprs.append(
+                f"CAST({quote_identifier(original)} AS {spark_type(column.type)}) "
+                f"AS {quote_identifier(column.name)}"
+            )
+        else:
+            exprs.append(quote_identifier(original))
+    try:
+        return frame.selectExpr(*exprs), new
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+
+
 def _sink_definition(
-    name: tuple[str, ...], frame: DataFrame, statement: TableAsSelect
+    name: tuple[str, ...],
+    frame: DataFrame,
+    declared: tuple[Column, ...],
+    statement: TableAsSelect,
 ) -> TableDefinition:
-    columns = tuple(
+    """The connector table: the new columns (computed and metadata ones too), then
+    the query's, with the column list's watermark and primary key."""
+    physical = {c.name.lower() for c in declared if c.is_physical}
+    columns = [*declared] + [
         Column(field.name, type=str(to_logical_type(field.dataType)))
         for field in frame.schema.fields
-    )
+        if field.name.lower() not in physical
+    ]
+    schema = statement.schema
     return TableDefinition(
         name=name,
-        columns=columns,
+        columns=tuple(columns),
         options=dict(statement.options),
+        watermark=schema.watermark if schema is not None else None,
+        comment=statement.comment,
+        primary_key=schema.primary_key if schema is not None else (),
+        partition_keys=statement.partition_keys,
     )
