@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -718,3 +719,35 @@ def test_disconnect_mid_fetch_closes_session_and_stops_work(hs2: Running) -> Non
     assert wait_for(lambda: hs2.service.session_count == before, timeout=30)
     tracker = hs2.service.spark.sparkContext.statusTracker()
     assert wait_for(lambda: not tracker.getActiveJobsIds(), timeout=60)
+
+
+def test_catalogs_made_with_create_catalog_are_browsable(client: RawClient, session: Any) -> None:
+    """GetCatalogs / GetSchemas / GetTables / GetColumns see a CREATE CATALOG catalog."""
+    name = f"hs2_cat_{uuid.uuid4().hex[:8]}"
+    fetch_all(
+        client,
+        execute(client, session, f"CREATE CATALOG {name} WITH ('type' = 'generic_in_memory')"),
+    )
+    try:
+        fetch_all(
+            client,
+            execute(
+                client, session, f"CREATE TABLE {name}.`default`.pairs AS SELECT 1 AS a, 'x' AS b"
+            ),
+        )
+        _, catalogs = metadata_rows(client, client.GetCatalogs(ttypes.TGetCatalogsReq(session)))
+        assert (name,) in catalogs
+        _, schemas = metadata_rows(
+            client, client.GetSchemas(ttypes.TGetSchemasReq(session, name, "%"))
+        )
+        assert ("default", name) in schemas
+        _, tables = metadata_rows(
+            client, client.GetTables(ttypes.TGetTablesReq(session, name, "default", "%", None))
+        )
+        assert [(r[0], r[1], r[2], r[3]) for r in tables] == [(name, "default", "pairs", "TABLE")]
+        _, columns = metadata_rows(
+            client, client.GetColumns(ttypes.TGetColumnsReq(session, name, "default", "pairs", "%"))
+        )
+        assert [(r[3], r[5]) for r in columns] == [("a", "INT"), ("b", "STRING")]
+    finally:
+        fetch_all(client, execute(client, session, f"DROP CATALOG {name}"))
