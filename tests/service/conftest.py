@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from sparkgate.api.config import Configuration
+from sparkgate.api.errors import GatewayError
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import ResultSet, ResultType
 from sparkgate.api.session import SessionEnvironment
@@ -106,3 +107,22 @@ def run(
         return fetch_all(service, session, op)[1]
     finally:
         service.close_operation(session, op)
+
+
+@contextlib.contextmanager
+def opened_session(service: SparkGatewayService, name: str = "test") -> Iterator[SessionHandle]:
+    """A session of ``service``, closed on exit."""
+    handle = service.open_session(SessionEnvironment(session_name=name))
+    try:
+        yield handle
+    finally:
+        service.close_session(handle)
+
+
+def error_text(
+    service: SparkGatewayService, session: SessionHandle, statement: str, **kw: Any
+) -> str:
+    """The error ``statement`` fails with: message and cause chain, one per line."""
+    with pytest.raises(GatewayError) as info:
+        run(service, session, statement, **kw)
+    return "\n".join([str(info.value), *getattr(info.value, "causes", ())])

@@ -3,39 +3,20 @@ the catalog store that keeps catalogs across a gateway restart (FLIP-295)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from sparkgate.api.errors import GatewayError
 from sparkgate.api.handles import SessionHandle
-from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import run, service_on, unique_name
+from .conftest import error_text, opened_session, run, service_on, unique_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@contextlib.contextmanager
-def _open(service: SparkGatewayService) -> Iterator[SessionHandle]:
-    handle = service.open_session(SessionEnvironment(session_name="catalogs"))
-    try:
-        yield handle
-    finally:
-        service.close_session(handle)
-
-
-def _error(service: SparkGatewayService, session: SessionHandle, statement: str) -> str:
-    with pytest.raises(GatewayError) as info:
-        run(service, session, statement)
-    return str(info.value) + "\n" + "\n".join(getattr(info.value, "causes", ()))
 
 
 def _catalogs(service: SparkGatewayService, session: SessionHandle) -> set[str]:
@@ -79,7 +60,7 @@ def test_in_memory_catalog_lifecycle(service: SparkGatewayService, session: Sess
         assert "'type' = 'generic_in_memory'" in shown
 
         # Not while it is this session's current catalog; nothing changes.
-        message = _error(service, session, f"DROP CATALOG {name}")
+        message = error_text(service, session, f"DROP CATALOG {name}")
         assert "current catalog" in message
         assert name in _catalogs(service, session)
         run(service, session, "USE CATALOG spark_catalog")
@@ -87,7 +68,7 @@ def test_in_memory_catalog_lifecycle(service: SparkGatewayService, session: Sess
         run(service, session, "USE CATALOG spark_catalog")
         run(service, session, f"DROP CATALOG IF EXISTS {name}")
     assert name not in _catalogs(service, session)
-    assert "does not exist" in _error(service, session, f"USE CATALOG {name}")
+    assert "does not exist" in error_text(service, session, f"USE CATALOG {name}")
     assert run(service, session, f"DROP CATALOG IF EXISTS {name}") == [("OK",)]
 
 
@@ -96,17 +77,17 @@ def test_catalogs_belong_to_the_gateway(
 ) -> None:
     """A catalog made in one session is in every session, open before or after."""
     name = unique_name("shared")
-    with _open(service) as earlier:
+    with opened_session(service) as earlier:
         run(service, session, f"CREATE CATALOG {name} WITH ('type' = 'generic_in_memory')")
         try:
             run(service, session, f"CREATE TABLE {name}.`default`.t AS SELECT 7 AS x")
             assert run(service, earlier, f"SELECT x FROM {name}.`default`.t") == [(7,)]
-            with _open(service) as later:
+            with opened_session(service) as later:
                 assert name in _catalogs(service, later)
                 assert run(service, later, f"SELECT x FROM {name}.`default`.t") == [(7,)]
         finally:
             run(service, session, f"DROP CATALOG {name}")
-        assert name in _error(service, earlier, f"SELECT x FROM {name}.`default`.t")
+        assert name in error_text(service, earlier, f"SELECT x FROM {name}.`default`.t")
 
 
 @pytest.mark.parametrize(
@@ -137,7 +118,7 @@ def test_bad_catalogs_are_refused_and_nothing_is_made(
     service: SparkGatewayService, session: SessionHandle, statement: str, expected: str
 ) -> None:
     name = unique_name("bad")
-    message = _error(service, session, statement.format(name=name))
+    message = error_text(service, session, statement.format(name=name))
     assert expected in message
     if "known types" in expected:
         assert "generic_in_memory" in message and "jdbc" in message
@@ -155,7 +136,7 @@ def test_create_twice_and_if_not_exists(
         f"CREATE CATALOG {name} COMMENT 'first' WITH ('type' = 'generic_in_memory')",
     )
     try:
-        assert "already exists" in _error(
+        assert "already exists" in error_text(
             service, session, f"CREATE CATALOG {name} WITH ('type' = 'generic_in_memory')"
         )
         run(
@@ -165,10 +146,10 @@ def test_create_twice_and_if_not_exists(
             "WITH ('type' = 'generic_in_memory')",
         )
         assert ("comment", "first") in run(service, session, f"DESCRIBE CATALOG {name}")
-        message = _error(service, session, f"ALTER CATALOG {name} SET ('type' = 'jdbc')")
+        message = error_text(service, session, f"ALTER CATALOG {name} SET ('type' = 'jdbc')")
         assert "'type' cannot be changed" in message
-        assert "does not exist" in _error(service, session, f"DESCRIBE CATALOG {name}_missing")
-        assert "does not exist" in _error(service, session, f"DROP CATALOG {name}_missing")
+        assert "does not exist" in error_text(service, session, f"DESCRIBE CATALOG {name}_missing")
+        assert "does not exist" in error_text(service, session, f"DROP CATALOG {name}_missing")
     finally:
         run(service, session, f"DROP CATALOG {name}")
 
@@ -177,7 +158,7 @@ def test_the_file_store_keeps_catalogs_across_a_restart(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     name = unique_name("kept")
-    with service_on(spark, tmp_path) as first, _open(first) as session:
+    with service_on(spark, tmp_path) as first, opened_session(first) as session:
         run(
             first,
             session,
@@ -186,7 +167,7 @@ def test_the_file_store_keeps_catalogs_across_a_restart(
     stored = tmp_path / "catalogs" / f"{name}.json"
     assert json.loads(stored.read_text())["options"] == {"type": "generic_in_memory"}
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
-    with service_on(spark, tmp_path) as second, _open(second) as session:
+    with service_on(spark, tmp_path) as second, opened_session(second) as session:
         assert name in _catalogs(second, session)
         assert ("comment", "stays") in run(second, session, f"DESCRIBE CATALOG {name}")
         run(second, session, f"USE CATALOG {name}")
@@ -194,7 +175,7 @@ def test_the_file_store_keeps_catalogs_across_a_restart(
         run(second, session, "USE CATALOG spark_catalog")
         run(second, session, f"DROP CATALOG {name}")
     assert not stored.exists()
-    with service_on(spark, tmp_path) as third, _open(third) as session:
+    with service_on(spark, tmp_path) as third, opened_session(third) as session:
         assert name not in _catalogs(third, session)
 
 
@@ -208,7 +189,7 @@ def test_the_in_memory_store_forgets_at_stop(spark: SparkSession, tmp_path: Path
 
     first = make_service(spark, **options)
     try:
-        with _open(first) as session:
+        with opened_session(first) as session:
             run(first, session, f"CREATE CATALOG {name} WITH ('type' = 'generic_in_memory')")
             assert name in _catalogs(first, session)
     finally:
@@ -216,7 +197,7 @@ def test_the_in_memory_store_forgets_at_stop(spark: SparkSession, tmp_path: Path
     assert not (tmp_path / "catalogs").exists()
     second = make_service(spark, **options)
     try:
-        with _open(second) as session:
+        with opened_session(second) as session:
             assert name not in _catalogs(second, session)
     finally:
         second.stop()

@@ -5,33 +5,18 @@ back after a restart."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from sparkgate.api.errors import GatewayError
-from sparkgate.api.handles import SessionHandle
-from sparkgate.api.session import SessionEnvironment
-from sparkgate.service.gateway import SparkGatewayService
 from tests.postgres import PostgresServer, jdbc_driver_jar
 
-from .conftest import run, service_on, unique_name
+from .conftest import error_text, opened_session, run, service_on, unique_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@contextlib.contextmanager
-def _open(service: SparkGatewayService) -> Iterator[SessionHandle]:
-    handle = service.open_session(SessionEnvironment(session_name="jdbc"))
-    try:
-        yield handle
-    finally:
-        service.close_session(handle)
 
 
 def _create(name: str, server: PostgresServer, **overrides: str) -> str:
@@ -47,12 +32,6 @@ def _create(name: str, server: PostgresServer, **overrides: str) -> str:
     return f"CREATE CATALOG {name} WITH ({body})"
 
 
-def _error(service: SparkGatewayService, session: SessionHandle, statement: str) -> str:
-    with pytest.raises(GatewayError) as info:
-        run(service, session, statement)
-    return str(info.value) + "\n" + "\n".join(getattr(info.value, "causes", ()))
-
-
 def test_postgres_catalog_round_trip_and_restart(
     spark: SparkSession,
     postgres: PostgresServer,
@@ -62,7 +41,7 @@ def test_postgres_catalog_round_trip_and_restart(
     caplog.set_level(logging.DEBUG, logger="sparkgate")
     name, table = unique_name("pg"), unique_name("people")
     jar = jdbc_driver_jar()
-    with service_on(spark, tmp_path) as service, _open(service) as session:
+    with service_on(spark, tmp_path) as service, opened_session(service) as session:
         run(service, session, f"ADD JAR '{jar}'")
         run(service, session, _create(name, postgres))
         run(service, session, f"USE CATALOG {name}")
@@ -85,7 +64,7 @@ def test_postgres_catalog_round_trip_and_restart(
     assert postgres.password not in caplog.text
 
     # Back after a restart, with its tables; the driver is in the JVM already.
-    with service_on(spark, tmp_path) as service, _open(service) as session:
+    with service_on(spark, tmp_path) as service, opened_session(service) as session:
         assert run(service, session, f"SELECT name FROM {name}.public.{table} WHERE id = 2") == [
             ("grace",)
         ]
@@ -111,9 +90,9 @@ def test_a_catalog_that_cannot_connect_is_not_made(
     expected: str,
 ) -> None:
     name = unique_name("pgbad")
-    with service_on(spark, tmp_path) as service, _open(service) as session:
+    with service_on(spark, tmp_path) as service, opened_session(service) as session:
         run(service, session, f"ADD JAR '{jdbc_driver_jar()}'")
-        message = _error(service, session, _create(name, postgres, **overrides))
+        message = error_text(service, session, _create(name, postgres, **overrides))
         assert expected in message
         assert message.startswith(f"Could not create catalog '{name}'")
         assert postgres.password not in message
@@ -139,7 +118,7 @@ def test_ctas_into_a_postgres_catalog(
         "FROM range(0, 4000, 1, 4)"
     )
     config = {"table.rtas-ctas.atomicity-enabled": atomic}
-    with service_on(spark, tmp_path) as service, _open(service) as session:
+    with service_on(spark, tmp_path) as service, opened_session(service) as session:
         run(service, session, f"ADD JAR '{jdbc_driver_jar()}'")
         run(service, session, _create(name, postgres))
         try:
@@ -151,12 +130,14 @@ def test_ctas_into_a_postgres_catalog(
             assert _pg_tables(postgres, table) == [table]
 
             half = f"{table}_half"
-            message = _error(service, session, f"CREATE TABLE {name}.public.{half} AS {failing}")
+            message = error_text(
+                service, session, f"CREATE TABLE {name}.public.{half} AS {failing}"
+            )
             assert "boom at 3999" in message
             assert _pg_tables(postgres, table) == [table]
 
             # A failed REPLACE leaves the old rows; one that works swaps them.
-            assert "boom at 3999" in _error(
+            assert "boom at 3999" in error_text(
                 service, session, f"REPLACE TABLE {target} AS {failing}"
             )
             assert postgres.psql(f"SELECT sum(id) FROM public.{table}").strip() == "3"

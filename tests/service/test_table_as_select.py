@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sparkgate.api.errors import GatewayError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import run, service_on, unique_name
+from .conftest import error_text, run, service_on, unique_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,14 +62,6 @@ def _files(location: Path) -> list[str]:
         if location.exists()
         else []
     )
-
-
-def _error(
-    service: SparkGatewayService, session: SessionHandle, statement: str, **kw: object
-) -> str:
-    with pytest.raises(GatewayError) as info:
-        run(service, session, statement, **kw)  # type: ignore[arg-type]
-    return str(info.value)
 
 
 def _checksums(location: Path) -> dict[str, str]:
@@ -125,7 +116,7 @@ def test_ctas_creates_and_writes_the_table(
         "IF NOT EXISTS",
         run(service, session, "CREATE TABLE IF NOT EXISTS doubled AS SELECT 1 AS one"),
     ) == ("IF NOT EXISTS", [("OK",)])
-    message = _error(service, session, "CREATE TABLE doubled AS SELECT 1 AS one")
+    message = error_text(service, session, "CREATE TABLE doubled AS SELECT 1 AS one")
     assert "already exists" in message
     assert sorted(run(service, session, "SELECT * FROM doubled")) == [(i, i * 2) for i in range(5)]
 
@@ -152,7 +143,9 @@ def test_a_failing_ctas_leaves_no_table_and_no_files(
     atomic: str,
 ) -> None:
     _, location = database
-    message = _error(service, session, f"CREATE TABLE half AS {FAILING}", config={ATOMIC: atomic})
+    message = error_text(
+        service, session, f"CREATE TABLE half AS {FAILING}", config={ATOMIC: atomic}
+    )
     assert "boom at 3999" in message
     assert _tables(service, session) == set()
     assert _files(location) == []
@@ -222,7 +215,7 @@ def test_a_failing_replace_keeps_the_old_table_byte_for_byte(
         f"REPLACE TABLE kept AS {FAILING}",
         f"CREATE OR REPLACE TABLE kept AS {FAILING}",
     ):
-        assert "boom at 3999" in _error(service, session, statement)
+        assert "boom at 3999" in error_text(service, session, statement)
         assert _checksums(location) == before
         assert _tables(service, session) == {"kept"}
     assert run(service, session, "SELECT count(*), min(tag) FROM kept") == [(50, "old")]
@@ -230,7 +223,7 @@ def test_a_failing_replace_keeps_the_old_table_byte_for_byte(
     run(service, session, "REPLACE TABLE kept AS SELECT 'new' AS tag")
     assert run(service, session, "SELECT * FROM kept") == [("new",)]
     assert _tables(service, session) == {"kept"}
-    message = _error(service, session, "REPLACE TABLE missing AS SELECT 1 AS one")
+    message = error_text(service, session, "REPLACE TABLE missing AS SELECT 1 AS one")
     assert "does not exist" in message
     assert _tables(service, session) == {"kept"}
 
@@ -259,7 +252,7 @@ def test_bad_ctas_is_refused_and_nothing_is_made(
 ) -> None:
     _, location = database
     jobs_before = len(service.list_jobs())
-    assert expected in _error(service, session, statement)
+    assert expected in error_text(service, session, statement)
     assert _tables(service, session) == set()
     assert _files(location) == []
     assert len(service.list_jobs()) == jobs_before

@@ -50,6 +50,7 @@ __all__ = [
     "invalidate_tables",
     "plan_insert",
     "query_execution",
+    "query_frame",
     "spark_statement",
     "streaming_execution",
     "submit",
@@ -305,6 +306,26 @@ class InsertPlan:
         return self.frame is not None and self.frame.isStreaming
 
 
+def query_frame(
+    session: Session, query: str, runtime: RuntimeOptions
+) -> tuple[DataFrame, Resolution]:
+    """The frame of ``query`` with the session's connector tables in it (streaming
+    frames in streaming mode), and what the resolution found."""
+    try:
+        with resolve.resolved(
+            session.spark,
+            query,
+            temporary=session.context.temporary_tables,
+            streaming=runtime.streaming,
+            trigger_s=runtime.trigger_s,
+        ) as resolution:
+            return session.spark.sql(resolution.text), resolution
+    except ExecutionError:
+        raise
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+
+
 def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertPlan:
     """Prepare an ``INSERT INTO|OVERWRITE``: over connector tables, or streaming."""
     streaming = runtime.streaming
@@ -327,15 +348,8 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     ):
         return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
     table = ".".join(insert.target)
+    frame, resolution = query_frame(session, insert.query, runtime)
     try:
-        with resolve.resolved(
-            spark,
-            insert.query,
-            temporary=temporary,
-            streaming=streaming,
-            trigger_s=runtime.trigger_s,
-        ) as resolution:
-            frame = spark.sql(resolution.text)
         if sink is not None:
             columns = [(c.name, connectors.spark_type(c.type or "")) for c in sink.physical]
         else:

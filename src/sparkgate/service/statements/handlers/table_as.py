@@ -28,13 +28,13 @@ from sparkgate.service.statements.table_as import (
     database_exists,
     table_exists,
 )
-from sparkgate.service.streaming import resolve
 from sparkgate.service.streaming.connectors import spark_type
 from sparkgate.service.streaming.ddl import Column, Schema, TableDefinition
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     create_connector_table,
     invalidate_tables,
+    query_frame,
     submit,
 )
 
@@ -61,24 +61,6 @@ def _qualified(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
             namespace = ("default",)
         rest = (*namespace, rest[0])
     return (catalog, *rest)
-
-
-def _query_frame(context: StatementContext, query: str) -> tuple[DataFrame, resolve.Resolution]:
-    session = context.session
-    runtime = context.runtime
-    try:
-        with resolve.resolved(
-            session.spark,
-            query,
-            temporary=session.context.temporary_tables,
-            streaming=runtime.streaming,
-            trigger_s=runtime.trigger_s,
-        ) as resolution:
-            return session.spark.sql(resolution.text), resolution
-    except ExecutionError:
-        raise
-    except Exception as exc:
-        raise to_execution_error(exc) from exc
 
 
 def create_table_as(context: StatementContext, statement: TableAsSelect) -> Execution:
@@ -126,7 +108,7 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             f"the catalog without 'connector'; not {connector or 'options without a connector'}"
         )
     query = statement.spark_text[ctas.query_start :].rstrip().rstrip(";").rstrip()
-    frame, resolution = _query_frame(context, query)
+    frame, resolution = query_frame(session, query, runtime)
     declared: tuple[Column, ...] = ()
     if statement.schema is not None:
         if connector is None and (
