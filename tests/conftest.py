@@ -61,6 +61,7 @@ _MODULE_TIERS: dict[str, tuple[str, ...]] = {
     "e2e/test_flink_client.py": ("clients",),  # py-flink-sql-gateway
     "e2e/test_flink_jdbc_driver.py": ("clients",),  # Flink's JDBC driver
     "e2e/test_documented_commands.py": ("clients",),  # beeline, as the docs say
+    "e2e/test_table_as_select_e2e.py": ("clients",),  # beeline on a PostgreSQL catalog
 }
 # Module-local fixtures that start a real gateway process.
 _MODULE_PROCESS_FIXTURES = {"hiveserver2/test_clients.py": frozenset({"gateway"})}
