@@ -266,6 +266,27 @@ def test_beeline_script_tables_and_failure(gateway: dict[str, int], tmp_path: Pa
     assert "TABLE_OR_VIEW_NOT_FOUND" in failed.stdout + failed.stderr
 
 
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("SELECT 1/0", "DIVIDE_BY_ZERO"),
+        (
+            "SELECT id, CASE WHEN id = 3 THEN raise_error('kaboom') ELSE id END FROM range(5)",
+            "kaboom",
+        ),
+    ],
+)
+def test_beeline_shows_an_error_raised_while_rows_are_fetched(
+    gateway: dict[str, int], statement: str, expected: str
+) -> None:
+    """The message, not a Java stack trace of the driver parsing an empty one."""
+    failed = beeline(gateway["binary"], "-e", statement)
+    output = failed.stdout + failed.stderr
+    assert failed.returncode != 0, output
+    assert expected in output
+    assert "IndexOutOfBoundsException" not in output
+
+
 def test_beeline_over_http(gateway: dict[str, int]) -> None:
     done = subprocess.run(
         [

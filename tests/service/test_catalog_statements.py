@@ -201,3 +201,21 @@ def test_the_in_memory_store_forgets_at_stop(spark: SparkSession, tmp_path: Path
             assert name not in _catalogs(second, session)
     finally:
         second.stop()
+
+
+def test_drop_refuses_the_built_in_catalog_and_catalogs_in_use(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
+    for statement in ("DROP CATALOG spark_catalog", "DROP CATALOG IF EXISTS spark_catalog"):
+        assert "Spark's built-in catalog" in error_text(service, session, statement)
+    name = unique_name("busy")
+    run(service, session, f"CREATE CATALOG {name} WITH ('type' = 'generic_in_memory')")
+    with opened_session(service) as other:
+        run(service, other, f"USE CATALOG {name}")
+        # Another session works in it: dropping it under that session is refused.
+        message = error_text(service, session, f"DROP CATALOG {name}")
+        assert "current catalog of 1 other session(s)" in message
+        assert run(service, other, "SHOW CURRENT CATALOG") == [(name,)]
+        run(service, other, "USE CATALOG spark_catalog")
+        run(service, session, f"DROP CATALOG {name}")
+    assert name not in _catalogs(service, session)

@@ -4,8 +4,9 @@ HiveServer2 reports a failed call inside its response (``status`` with
 ``ERROR_STATUS``, a message and a SQL state), not as a Thrift exception, so
 every handler method runs through :func:`guarded`, which turns whatever the
 call raised into the response's status. Clients show ``errorMessage`` (and
-beeline ``state=<sqlState>``); ``infoMessages`` stay empty because the Hive
-JDBC driver parses them as a serialised Java stack trace.
+beeline ``state=<sqlState>``); ``infoMessages`` stay unset because the Hive
+JDBC driver parses them as a serialised Java stack trace (an empty list makes
+it fail on its own parsing and hide the message).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def error_status(exc: BaseException) -> ttypes.TStatus:
         errorMessage=error_message(exc),
         sqlState=_sql_state(exc),
         errorCode=0,
-        infoMessages=[],
+        infoMessages=None,
     )
 
 

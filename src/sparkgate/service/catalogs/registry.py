@@ -29,8 +29,23 @@ __all__ = ["CatalogRegistry", "catalog_error"]
 log = logging.getLogger(__name__)
 
 
-def catalog_error(message: str, kind: str = "CatalogException") -> ExecutionError:
-    return ExecutionError(message, causes=(f"{kind}: {message}",))
+def catalog_error(
+    message: str,
+    kind: str = "CatalogException",
+    *,
+    error_class: str | None = None,
+    sql_state: str | None = None,
+) -> ExecutionError:
+    return ExecutionError(
+        message, causes=(f"{kind}: {message}",), error_class=error_class, sql_state=sql_state
+    )
+
+
+def not_found(name: str) -> ExecutionError:
+    """Spark's CATALOG_NOT_FOUND, in Flink's words."""
+    return catalog_error(
+        f"Catalog {name} does not exist.", error_class="CATALOG_NOT_FOUND", sql_state="42P08"
+    )
 
 
 def _root_message(exc: BaseException) -> str:
@@ -42,6 +57,13 @@ def _root_message(exc: BaseException) -> str:
         if cause.strip():
             return cause
     return error.message
+
+
+def _current_or_none(spark: SparkSession) -> str | None:
+    try:
+        return plugins.current_catalog(spark)
+    except Exception:  # a session whose catalog cannot load any more
+        return None
 
 
 class CatalogRegistry:
@@ -72,7 +94,7 @@ class CatalogRegistry:
         with self._lock:
             definition = self._definitions.get(name)
         if definition is None:
-            raise catalog_error(f"Catalog {name} does not exist.")
+            raise not_found(name)
         return definition
 
     def default_namespace(self, name: str) -> str | None:
@@ -151,7 +173,7 @@ class CatalogRegistry:
     def _refuse_taken(self, spark: SparkSession, name: str) -> None:
         if name == plugins.SESSION_CATALOG or name.lower() == plugins.SESSION_CATALOG:
             raise catalog_error(f"Catalog {name} already exists: it is Spark's built-in catalog.")
-        if spark.conf.get(plugins.CATALOG_PREFIX + name, None) is not None:
+        if plugins.configured(spark, name):
             raise catalog_error(
                 f"Catalog {name} already exists: the gateway's configuration defines it "
                 f"({plugins.CATALOG_PREFIX}{name})."
@@ -224,25 +246,36 @@ class CatalogRegistry:
         with self._lock:
             definition = self._definitions.get(name)
             if definition is None:
+                if name.lower() == plugins.SESSION_CATALOG or plugins.configured(spark, name):
+                    raise catalog_error(
+                        f"Cannot drop catalog {name}: it is not made with CREATE CATALOG "
+                        "but Spark's built-in catalog or one of the gateway's configuration.",
+                        "ValidationException",
+                    )
                 if if_exists:
                     return False
-                raise catalog_error(f"Catalog {name} does not exist.")
+                raise not_found(name)
             if plugins.current_catalog(spark) == name:
                 raise catalog_error(
                     f"Cannot drop catalog {name}: it is the current catalog of this session. "
                     f"Switch to another one first (USE CATALOG {plugins.SESSION_CATALOG}).",
                     "ValidationException",
                 )
+            users = sum(
+                1
+                for session in self._live_sessions()
+                if session is not spark and _current_or_none(session) == name
+            )
+            if users:
+                raise catalog_error(
+                    f"Cannot drop catalog {name}: it is the current catalog of {users} other "
+                    f"session(s).",
+                    "ValidationException",
+                )
             self._store.remove(name)
             options = self._options.pop(name)
             del self._definitions[name]
             for session in self._live_sessions():
-                try:
-                    if plugins.current_catalog(session) == name:
-                        # Another session works in it: back to the built-in catalog.
-                        session.catalog.setCurrentCatalog(plugins.SESSION_CATALOG)
-                except Exception:
-                    log.debug("Could not move a session off catalog %s", name, exc_info=True)
                 plugins.remove_options(session, name, options)
                 plugins.evict(session, name)
             self._types[definition.type].release(spark, definition)

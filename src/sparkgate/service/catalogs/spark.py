@@ -23,6 +23,7 @@ __all__ = [
     "add_to_driver_classpath",
     "apply_options",
     "catalog_keys",
+    "configured",
     "evict",
     "load_plugin",
     "remove_options",
@@ -75,6 +76,11 @@ def load_plugin(spark: SparkSession, name: str) -> None:
     """Load (and initialize) the plug-in now; raises what Spark raises."""
     with active_session(spark):
         _catalog_manager(spark).catalog(name)
+
+
+def configured(spark: SparkSession, name: str) -> bool:
+    """Whether ``spark``'s conf names a plug-in for catalog ``name``."""
+    return spark.conf.get(CATALOG_PREFIX + name, None) is not None
 
 
 def current_catalog(spark: SparkSession) -> str:

@@ -12,7 +12,7 @@ import logging
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
-from sparkgate.service.catalogs.registry import CatalogRegistry, catalog_error
+from sparkgate.service.catalogs.registry import CatalogRegistry, not_found
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.statements.context import StatementContext
@@ -61,7 +61,7 @@ def use(context: StatementContext, statement: Use) -> Execution:
         except Exception as exc:
             error = to_execution_error(exc)
             if error.error_class == "CATALOG_NOT_FOUND":
-                raise catalog_error(f"Catalog {name} does not exist.") from None
+                raise not_found(name) from None
             raise error from exc
         registry = context.state.catalogs
         namespace = registry.default_namespace(name) if registry is not None else None

@@ -85,6 +85,7 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             f"Database {database} does not exist.",
             causes=(f"ValidationException: Database {database} does not exist.",),
             error_class="SCHEMA_NOT_FOUND",
+            sql_state="42704",
         )
     exists = table_exists(spark, target)
     if exists and not statement.replace:
@@ -94,19 +95,27 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             f"Table {shown} already exists.",
             causes=(f"ValidationException: Table {shown} already exists.",),
             error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+            sql_state="42P07",
         )
     if statement.replace and not statement.create and not exists:
-        raise ExecutionError(
+        message = (
             f"Table {shown} does not exist: REPLACE TABLE AS replaces a table "
-            "(CREATE OR REPLACE TABLE AS creates it when missing).",
+            "(CREATE OR REPLACE TABLE AS creates it when missing)."
+        )
+        raise ExecutionError(
+            message,
+            causes=(f"ValidationException: {message}",),
             error_class="TABLE_OR_VIEW_NOT_FOUND",
+            sql_state="42P01",
         )
     connector = statement.options.get("connector")
     if statement.options and connector not in _SINKS:
-        raise UnsupportedStatementError(
-            f"CREATE TABLE AS writes a table of connector {', '.join(_SINKS)}, or a table of "
-            f"the catalog without 'connector'; not {connector or 'options without a connector'}"
+        what = f"connector '{connector}'" if connector else "WITH options without 'connector'"
+        message = (
+            f"CREATE TABLE AS cannot write a table of {what}: it writes the sink connectors "
+            f"{', '.join(_SINKS)}, or a table of the catalog (no WITH clause)."
         )
+        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
     query = statement.spark_text[ctas.query_start :].rstrip().rstrip(";").rstrip()
     frame, resolution = query_frame(session, query, runtime)
     declared: tuple[Column, ...] = ()
