@@ -8,6 +8,7 @@ a JVM. One test goes over a real loopback port (binary transport) too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -292,6 +293,8 @@ def test_progress_update_has_hives_nine_columns(
     assert update.progressedPercentage == 0.75
     assert update.status == ttypes.TJobExecutionStatus.IN_PROGRESS
     assert update.footerSummary == "Jobs: 1/2"
+    # Epoch milliseconds of the start: beeline shows now - startTime as the elapsed time.
+    assert abs(time.time() * 1000 - 1500 - update.startTime) < 60_000
 
 
 def test_cancel_and_close(handler: Any, service: FakeGatewayService, session: Any) -> None:

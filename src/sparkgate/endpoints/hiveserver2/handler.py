@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -351,7 +352,7 @@ class CLIServiceHandler:
                 progressedPercentage=0.0,
                 status=ttypes.TJobExecutionStatus.NOT_AVAILABLE,
                 footerSummary="",
-                startTime=0,
+                startTime=int(time.time() * 1000),
             )
         # FINISHED means "results ready": the query's jobs may still be running.
         done = status.is_terminal and (
@@ -381,7 +382,8 @@ class CLIServiceHandler:
                 else ttypes.TJobExecutionStatus.IN_PROGRESS
             ),
             footerSummary=f"Jobs: {progress.jobs_done}/{progress.jobs_total}",
-            startTime=0,
+            # Epoch milliseconds: beeline prints now - startTime as ELAPSED TIME.
+            startTime=int((time.time() - progress.elapsed) * 1000),
         )
 
     def CancelOperation(self, req: ttypes.TCancelOperationReq) -> ttypes.TCancelOperationResp:
