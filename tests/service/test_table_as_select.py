@@ -364,3 +364,41 @@ def test_a_column_list_on_a_connector_table(
     shown = run(service, session, "SHOW CREATE TABLE keyed")[0][0]
     assert "PRIMARY KEY (`id`) NOT ENFORCED" in shown
     assert "`next_id` AS id + 1" in shown
+
+
+def test_atomic_ctas_into_a_filesystem_table(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The files are written beside the path and moved there as the job's last step."""
+    config = {ATOMIC: "true"}
+    out = tmp_path / "files"
+    options = f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json'"
+    message = error_text(
+        service, session, f"CREATE TABLE broken WITH ({options}) AS {FAILING}", config=config
+    )
+    assert "boom at 3999" in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db"]  # no path, no staging directory
+    assert _tables(service, session) == set()
+    run(
+        service,
+        session,
+        f"CREATE TABLE files WITH ({options}) AS SELECT id FROM range(4)",
+        config=config,
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "files"]
+    assert _tables(service, session) == {"files"}
+    assert sorted(run(service, session, "SELECT id FROM files")) == [(i,) for i in range(4)]
+    # A path that holds files would add them to the table's rows: refused before any job.
+    jobs_before = len(service.list_jobs())
+    message = error_text(
+        service, session, f"CREATE TABLE again WITH ({options}) AS SELECT 1 AS id", config=config
+    )
+    assert "is not empty" in message
+    assert len(service.list_jobs()) == jobs_before
+    run(
+        service,
+        session,
+        "CREATE TABLE shown WITH ('connector' = 'print') AS SELECT 1 AS a",
+        config=config,
+    )
+    assert _tables(service, session) == {"files", "shown"}

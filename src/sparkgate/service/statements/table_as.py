@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.api.errors import ExecutionError
 from sparkgate.api.jobs import JobInfo, NoopJobStatusHook
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import SESSION_CATALOG
@@ -35,7 +36,16 @@ from sparkgate.service.spark.plans import active_session
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["HOOK_KIND", "TableAsSelectHook", "database_exists", "staging_name", "table_exists"]
+__all__ = [
+    "HOOK_KIND",
+    "TableAsSelectHook",
+    "database_exists",
+    "delete_directory",
+    "move_directory",
+    "staging_directory",
+    "staging_name",
+    "table_exists",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +64,41 @@ def staging_name(
 def table_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
     with active_session(spark):
         return bool(spark._jsparkSession.catalog().tableExists(quote_name(name)))
+
+
+def _fs_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    sc = spark.sparkContext
+    jvm = sc._jvm
+    assert jvm is not None
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(sc._jsc.hadoopConfiguration()), hadoop_path
+
+
+def staging_directory(spark: SparkSession, path: str, token: str) -> str:
+    """A directory beside ``path`` for a job's files until they are published there;
+    ``path`` itself must not hold files (they would become the table's rows)."""
+    fs, target = _fs_path(spark, path)
+    if fs.exists(target) and (not fs.getFileStatus(target).isDirectory() or fs.listStatus(target)):
+        message = f"The path {path} is not empty: an atomic CREATE TABLE AS needs a new path."
+        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
+    return str(target.getParent().suffix(f"/.{target.getName()}.sparkgate-staging-{token}"))
+
+
+def move_directory(spark: SparkSession, source: str, target: str) -> None:
+    """Rename ``source`` to ``target`` (an empty ``target`` directory is replaced)."""
+    fs, src = _fs_path(spark, source)
+    _, dst = _fs_path(spark, target)
+    if fs.exists(dst):
+        if fs.listStatus(dst):
+            raise ExecutionError(f"Cannot publish to {target}: files appeared there meanwhile")
+        fs.delete(dst, True)
+    if not fs.rename(src, dst):
+        raise ExecutionError(f"Could not move {source} to {target}")
+
+
+def delete_directory(spark: SparkSession, path: str) -> None:
+    fs, target = _fs_path(spark, path)
+    fs.delete(target, True)
 
 
 def database_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
@@ -97,6 +142,11 @@ class TableAsSelectHook(NoopJobStatusHook):
     replacing: bool = False
     create: Callable[[tuple[str, ...]], None] | None = None
     created: bool = False
+    # An atomic connector table: what makes the target's definition at publish
+    # time, and its files' staging and final directories (filesystem).
+    finish: Callable[[], None] | None = None
+    staging_path: str | None = None
+    target_path: str | None = None
 
     kind = HOOK_KIND
 
@@ -121,6 +171,7 @@ class TableAsSelectHook(NoopJobStatusHook):
             "atomic": self.atomic,
             "replacing": self.replacing,
             "created": self.created,
+            "staging_path": self.staging_path,
         }
 
     @classmethod
@@ -132,6 +183,7 @@ class TableAsSelectHook(NoopJobStatusHook):
             atomic=bool(record["atomic"]),
             replacing=bool(record.get("replacing")),
             created=bool(record.get("created")),
+            staging_path=record.get("staging_path"),
         )
 
     # -- FLIP-218 -----------------------------------------------------------------
@@ -153,6 +205,18 @@ class TableAsSelectHook(NoopJobStatusHook):
         """Atomic mode, once the rows are written: the staging table becomes the target."""
         if not self.atomic:
             return
+        if self.finish is not None:  # a connector table
+            if self.staging_path is not None and self.target_path is not None:
+                move_directory(self.spark, self.staging_path, self.target_path)
+            _drop(self.spark, self.staging)
+            try:
+                self.finish()
+            except BaseException:
+                if self.staging_path is not None and self.target_path is not None:
+                    move_directory(self.spark, self.target_path, self.staging_path)
+                raise
+            log.info("CTAS %s published table %s", self.token, ".".join(self.target))
+            return
         if self.replacing and table_exists(self.spark, self.target):
             _rename(self.spark, self.target, self.backup)
             try:
@@ -170,6 +234,8 @@ class TableAsSelectHook(NoopJobStatusHook):
         spark = self.spark
         if self.atomic:
             _drop(spark, self.staging)
+            if self.staging_path is not None:
+                delete_directory(spark, self.staging_path)
             if table_exists(spark, self.backup):
                 if table_exists(spark, self.target):
                     _drop(spark, self.backup)  # the swap had finished

@@ -10,6 +10,7 @@ the job made if it fails, is canceled or the gateway dies under it.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ from sparkgate.service.statements.results import job_result, ok_result
 from sparkgate.service.statements.table_as import (
     TableAsSelectHook,
     database_exists,
+    staging_directory,
+    staging_name,
     table_exists,
 )
 from sparkgate.service.streaming.connectors import spark_type
@@ -131,13 +134,33 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             )
         frame, declared = _shaped(frame, statement.schema)
     streaming = runtime.streaming or frame.isStreaming
+    if exists and (streaming or connector is not None):
+        raise UnsupportedStatementError(
+            f"REPLACE TABLE AS in streaming mode or of a connector table is not supported: "
+            f"{shown} exists"
+        )
     # A never-ending job has no end to publish at: streaming CTAS is not atomic.
-    atomic = not streaming and connector is None and (runtime.ctas_atomic or exists)
+    atomic = not streaming and (runtime.ctas_atomic or exists)
     token = uuid.uuid4().hex[:16]
 
     sink: TableDefinition | None = None
+    staging = staging_name(target, token)
+    staging_path: str | None = None
+    finish = None
     if connector is not None:
-        sink = _sink_definition(ctas.name, frame, declared, statement)
+        final = _sink_definition(ctas.name, frame, declared, statement)
+        sink = final
+        if atomic:
+            # Rows go to a staging table (and directory) the job's last step publishes.
+            path = final.options.get("path")
+            staging_path = staging_directory(spark, path, token) if path else None
+            options = dict(final.options)
+            if staging_path is not None:
+                options["path"] = staging_path
+            sink = dataclasses.replace(final, name=staging, options=options)
+
+            def finish() -> None:
+                create_connector_table(session, final)
 
         def create(name: tuple[str, ...]) -> None:
             assert sink is not None
@@ -151,13 +174,18 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             spark.sql(f"CREATE TABLE {quote_name(name)} ({columns}) {clauses}").collect()
             invalidate_tables()
 
-    hook = TableAsSelectHook(spark, token, target, atomic=atomic, replacing=exists, create=create)
-    if exists and not atomic:
-        raise UnsupportedStatementError(
-            f"REPLACE TABLE AS in streaming mode or of a connector table is not supported: "
-            f"{shown} exists"
-        )
-    written = hook.written if sink is None else ctas.name
+    hook = TableAsSelectHook(
+        spark,
+        token,
+        target,
+        atomic=atomic,
+        replacing=exists,
+        create=create,
+        finish=finish,
+        staging_path=staging_path,
+        target_path=statement.options.get("path") if staging_path else None,
+    )
+    written = sink.name if sink is not None else hook.written
     plan = InsertPlan(
         statement.text, frame, written, sink=sink, resolution=resolution, by_name=True
     )
