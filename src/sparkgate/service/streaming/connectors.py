@@ -39,6 +39,7 @@ __all__ = [
     "batch_frame",
     "catalog_ddl",
     "check_definition",
+    "check_readable",
     "datagen_select",
     "invalid",
     "masked_options",
@@ -372,6 +373,19 @@ def _file_writer(writer: Any, definition: TableDefinition) -> Any:
     if definition.partition_keys:
         writer = writer.partitionBy(*definition.partition_keys)
     return writer
+
+
+_READABLE = frozenset({"datagen", "filesystem"})
+
+
+def check_readable(definition: TableDefinition) -> None:
+    """Refuse, before anything runs, to read a table whose connector is a sink only."""
+    if definition.connector not in _READABLE:
+        message = (
+            f"Connector '{definition.connector}' can only be used as a sink: table "
+            f"{'.'.join(definition.name)} cannot be read."
+        )
+        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
 
 
 def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:

@@ -30,6 +30,7 @@ from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
     batch_frame,
+    check_readable,
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
@@ -271,6 +272,8 @@ def resolved(
             ref = Reference(span.read.name, span.read.stream)
             entry = _entry(spark, ref.name, temporary)
             definition = entry.definition
+            if definition is not None:
+                check_readable(definition)
             if definition is not None and (streaming or ref.stream):
                 source = stream_frame(spark, definition, trigger_s)
             elif definition is not None:
