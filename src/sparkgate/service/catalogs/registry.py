@@ -20,6 +20,7 @@ from sparkgate.service.catalogs import spark as plugins
 from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
 from sparkgate.service.catalogs.store import CatalogStore
 from sparkgate.service.catalogs.types import CatalogType, option_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -29,34 +30,18 @@ __all__ = ["CatalogRegistry", "catalog_error"]
 log = logging.getLogger(__name__)
 
 
-def catalog_error(
-    message: str,
-    kind: str = "CatalogException",
-    *,
-    error_class: str | None = None,
-    sql_state: str | None = None,
-) -> ExecutionError:
-    return ExecutionError(
-        message, causes=(f"{kind}: {message}",), error_class=error_class, sql_state=sql_state
-    )
+def catalog_error(message: str, kind: str = "CatalogException") -> ExecutionError:
+    return invalid(message, kind=kind)
 
 
 def not_found(name: str) -> ExecutionError:
     """Spark's CATALOG_NOT_FOUND, in Flink's words."""
-    return catalog_error(
-        f"Catalog {name} does not exist.", error_class="CATALOG_NOT_FOUND", sql_state="42P08"
+    return invalid(
+        f"Catalog {name} does not exist.",
+        kind="CatalogException",
+        error_class="CATALOG_NOT_FOUND",
+        sql_state="42P08",
     )
-
-
-def _root_message(exc: BaseException) -> str:
-    """The innermost cause's message: what went wrong, not where."""
-    from sparkgate.service.spark.jobs import to_execution_error
-
-    error = to_execution_error(exc)
-    for cause in reversed(error.causes):
-        if cause.strip():
-            return cause
-    return error.message
 
 
 def _current_or_none(spark: SparkSession) -> str | None:
@@ -122,7 +107,9 @@ class CatalogRegistry:
                     continue
                 except Exception as exc:
                     log.error(
-                        "Stored catalog %s is left out: %s", definition.name, _root_message(exc)
+                        "Stored catalog %s is left out: %s",
+                        definition.name,
+                        to_execution_error(exc).root_cause,
                     )
                     continue
                 self._definitions[definition.name] = definition
@@ -167,7 +154,7 @@ class CatalogRegistry:
         except ExecutionError:
             raise
         except Exception as exc:
-            raise option_error(definition, _root_message(exc)) from None
+            raise option_error(definition, to_execution_error(exc).root_cause) from None
         return options
 
     def _refuse_taken(self, spark: SparkSession, name: str) -> None:

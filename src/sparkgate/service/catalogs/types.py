@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
+from sparkgate.service.spark.jobs import invalid
 from sparkgate.sql.quoting import quote_identifier as quote
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class CatalogType(Protocol):
 
 def option_error(definition: CatalogDefinition, message: str) -> ExecutionError:
     text = f"Could not create catalog '{definition.name}': {message}"
-    return ExecutionError(text, causes=(f"ValidationException: {text}",))
+    return invalid(text)
 
 
 def _check_options(

@@ -156,9 +156,13 @@ class JobManager:
         with self._lock, contextlib.suppress(ValueError):
             self._registered.remove(hook)
 
-    def _hooks_of(self, job: Job) -> list[JobStatusHook]:
+    def _shared_hooks(self) -> list[JobStatusHook]:
+        """The configured and registered hooks: every job's."""
         with self._lock:
-            return [*self._configured, *self._registered, *job.hooks]
+            return [*self._configured, *self._registered]
+
+    def _hooks_of(self, job: Job) -> list[JobStatusHook]:
+        return [*self._shared_hooks(), *job.hooks]
 
     # -- the status machine --------------------------------------------------------
     def _transition(
@@ -231,16 +235,16 @@ class JobManager:
             job.checkpoint = str(self.data_dir / "checkpoints" / job.id)
         log.info("Job %s (%s) CREATED", job.id, job.name)
         self._save(job)
-        with self._lock:
-            shared = [*self._configured, *self._registered]
-        run_hooks(shared, job.info())
+        run_hooks(self._shared_hooks(), job.info())
         try:
             for hook in job.hooks:  # the job's own: strict, their failure is the job's
                 hook.on_created(job.info())
         except BaseException as exc:
             error = to_execution_error(exc)
-            self._transition(job, _S.FAILED, expect=_LIVE, cause=_cause(error))
+            self._transition(job, _S.FAILED, expect=_LIVE, cause=error.root_cause)
             raise error from exc
+        if job.hooks:
+            self._save(job)  # what on_created made is in the store before the work starts
         return job
 
     def _evict(self) -> list[str]:
@@ -363,7 +367,7 @@ class JobManager:
         except BaseException as exc:
             self._stop_queries(job)
             error = to_execution_error(exc)
-            self._transition(job, _S.FAILED, expect=_LIVE, cause=_cause(error))
+            self._transition(job, _S.FAILED, expect=_LIVE, cause=error.root_cause)
             with self._lock:
                 self._jobs.pop(job.id, None)
             self.store.delete(job.id)
@@ -468,7 +472,7 @@ class JobManager:
         # A job failing as it is stopped (CANCELLING) ends as the stop says.
         if job.status not in _LIVE:
             return
-        cause = _cause(to_execution_error(exc))
+        cause = to_execution_error(exc).root_cause
         self._stop_queries(job)
         if self._transition(job, _S.FAILED, expect=_LIVE, cause=cause):
             log.error("Job %s failed: %s", job.id, cause)
@@ -513,7 +517,3 @@ class JobManager:
     def remove_checkpoints(self, job: Job) -> None:
         if job.checkpoint and Path(job.checkpoint).exists():
             shutil.rmtree(job.checkpoint, ignore_errors=True)
-
-
-def _cause(error: ExecutionError) -> str:
-    return error.causes[-1] if error.causes else error.message

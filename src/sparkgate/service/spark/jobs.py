@@ -21,7 +21,7 @@ from sparkgate.sql.secrets import masked_statement
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
-__all__ = ["cancel_tag", "job_scope", "progress_for_tag", "to_execution_error"]
+__all__ = ["cancel_tag", "invalid", "job_scope", "progress_for_tag", "to_execution_error"]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,20 @@ def progress_for_tag(sc: SparkContext, tag: str, started: float | None) -> Opera
     elapsed = time.time() - started if started else 0.0
     return OperationProgress(
         jobs, jobs_done, stages, stages_done, tasks, tasks_done, tasks_running, elapsed
+    )
+
+
+def invalid(
+    message: str,
+    *,
+    kind: str = "ValidationException",
+    error_class: str | None = None,
+    sql_state: str | None = None,
+) -> ExecutionError:
+    """A statement refused before it runs, with the cause line Flink's clients print
+    (``ValidationException: <message>``) and Spark's error class and state if any."""
+    return ExecutionError(
+        message, causes=(f"{kind}: {message}",), error_class=error_class, sql_state=sql_state
     )
 
 

@@ -30,7 +30,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.api.jobs import JobInfo, NoopJobStatusHook
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import SESSION_CATALOG
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import active_session
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def staging_directory(spark: SparkSession, path: str, token: str) -> str:
     fs, target = _fs_path(spark, path)
     if fs.exists(target) and (not fs.getFileStatus(target).isDirectory() or fs.listStatus(target)):
         message = f"The path {path} is not empty: an atomic CREATE TABLE AS needs a new path."
-        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
+        raise invalid(message)
     return str(target.getParent().suffix(f"/.{target.getName()}.sparkgate-staging-{token}"))
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparkgate.api.catalog import quote_identifier
-from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
+from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.lexer import TokenKind
 from sparkgate.sql.quoting import quote_string
@@ -41,7 +41,6 @@ __all__ = [
     "check_definition",
     "check_readable",
     "datagen_select",
-    "invalid",
     "masked_options",
     "sink_kind",
     "sink_select",
@@ -99,11 +98,6 @@ _ZONE_SUFFIXES = frozenset(
 
 
 _N = TypeVar("_N", int, float)
-
-
-def invalid(message: str) -> ExecutionError:
-    """A definition error, with the cause line Flink's clients print."""
-    return ExecutionError(message, causes=(f"ValidationException: {message}",))
 
 
 def spark_type(flink_type: str) -> str:
@@ -385,7 +379,7 @@ def check_readable(definition: TableDefinition) -> None:
             f"Connector '{definition.connector}' can only be used as a sink: table "
             f"{'.'.join(definition.name)} cannot be read."
         )
-        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
+        raise invalid(message)
 
 
 def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
-from sparkgate.service.catalog import current_catalog, list_catalogs, quote_name
+from sparkgate.service.catalog import current_catalog, quote_name
+from sparkgate.service.catalogs.spark import SESSION_CATALOG, configured
 from sparkgate.service.operation.operation import Execution
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import parse_plan, parse_statement
 from sparkgate.service.spark.types import to_logical_type
 from sparkgate.service.statements.context import StatementContext
@@ -53,14 +54,15 @@ _SINKS = ("filesystem", "print", "blackhole")
 
 def _qualified(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
     """``name`` as catalog, database, table, as Spark resolves it."""
-    if len(name) > 1 and name[0] in list_catalogs(spark):
+    current = current_catalog(spark)
+    if len(name) > 1 and (name[0].lower() == SESSION_CATALOG or configured(spark, name[0])):
         catalog, rest = name[0], name[1:]
     else:
-        catalog, rest = current_catalog(spark), name
+        catalog, rest = current, name
     if len(rest) == 1:
         manager = spark._jsparkSession.sessionState().catalogManager()
         namespace = tuple(str(part) for part in manager.currentNamespace())
-        if catalog != current_catalog(spark):
+        if catalog != current:
             namespace = ("default",)
         rest = (*namespace, rest[0])
     return (catalog, *rest)
@@ -70,11 +72,12 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
     session = context.session
     spark = session.spark
     runtime = context.runtime
-    try:
-        parse_plan(spark, statement.spark_text)  # Spark's own parse error, if any
-    except Exception as exc:
-        raise to_execution_error(exc) from exc
     parsed = parse_statement(spark, statement.spark_text)
+    if parsed is None:
+        try:
+            parse_plan(spark, statement.spark_text)  # raises Spark's own parse error
+        except Exception as exc:
+            raise to_execution_error(exc) from exc
     ctas = parsed.table_as_select if parsed is not None else None
     if ctas is None:
         raise UnsupportedStatementError(
@@ -83,10 +86,8 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
     target = _qualified(spark, ctas.name)
     shown = ".".join(target)
     if not database_exists(spark, target[:-1]):
-        database = ".".join(target[:-1])
-        raise ExecutionError(
-            f"Database {database} does not exist.",
-            causes=(f"ValidationException: Database {database} does not exist.",),
+        raise invalid(
+            f"Database {'.'.join(target[:-1])} does not exist.",
             error_class="SCHEMA_NOT_FOUND",
             sql_state="42704",
         )
@@ -94,31 +95,25 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
     if exists and not statement.replace:
         if statement.if_not_exists:
             return ok_result()
-        raise ExecutionError(
+        raise invalid(
             f"Table {shown} already exists.",
-            causes=(f"ValidationException: Table {shown} already exists.",),
             error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
             sql_state="42P07",
         )
     if statement.replace and not statement.create and not exists:
-        message = (
+        raise invalid(
             f"Table {shown} does not exist: REPLACE TABLE AS replaces a table "
-            "(CREATE OR REPLACE TABLE AS creates it when missing)."
-        )
-        raise ExecutionError(
-            message,
-            causes=(f"ValidationException: {message}",),
+            "(CREATE OR REPLACE TABLE AS creates it when missing).",
             error_class="TABLE_OR_VIEW_NOT_FOUND",
             sql_state="42P01",
         )
     connector = statement.options.get("connector")
     if statement.options and connector not in _SINKS:
         what = f"connector '{connector}'" if connector else "WITH options without 'connector'"
-        message = (
+        raise invalid(
             f"CREATE TABLE AS cannot write a table of {what}: it writes the sink connectors "
             f"{', '.join(_SINKS)}, or a table of the catalog (no WITH clause)."
         )
-        raise ExecutionError(message, causes=(f"ValidationException: {message}",))
     query = statement.spark_text[ctas.query_start :].rstrip().rstrip(";").rstrip()
     frame, resolution = query_frame(session, query, runtime)
     declared: tuple[Column, ...] = ()
