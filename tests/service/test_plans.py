@@ -134,6 +134,29 @@ def test_table_as_select(spark: SparkSession) -> None:
     assert replace.table_as_select.replace
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT id FROM range(3) ORDER BY id",
+        "SELECT 1 UNION ALL SELECT 2 ORDER BY 1 LIMIT 3",
+        "WITH c AS (SELECT 1 a) SELECT a FROM c ORDER BY a",
+        "( (SELECT 1) )",
+        "VALUES (1), (2)",
+        "FROM range(3) SELECT id",
+        "from\nrange(3) SELECT id",
+        "TABLE y",
+        "select * from y where a in (select 1)",
+    ],
+)
+def test_the_query_of_a_table_as_select_is_all_of_it(spark: SparkSession, query: str) -> None:
+    """The query's text starts where the query does (a Sort's own span starts at its
+    ORDER BY; parentheses, FROM-first and TABLE are in no node's span)."""
+    text = f"CREATE TABLE x COMMENT 'c' AS\n  {query}"
+    plan = parse_statement(spark, text)
+    assert plan is not None and plan.table_as_select is not None
+    assert text[plan.table_as_select.query_start :] == query
+
+
 def test_parse_identifier(spark: SparkSession) -> None:
     assert parse_identifier(spark, "a.`b c`.`d``e`") == ("a", "b c", "d`e")
     with pytest.raises(ValueError, match="Malformed"):

@@ -19,6 +19,7 @@ from sparkgate.api.handles import SessionHandle
 from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.statements.table_as import TableAsSelectHook
 
 from .conftest import error_text, run, service_on, unique_name
 
@@ -402,3 +403,119 @@ def test_atomic_ctas_into_a_filesystem_table(
         config=config,
     )
     assert _tables(service, session) == {"files", "shown"}
+
+
+def _json_rows(path: Path) -> list[tuple[object, ...]]:
+    return sorted(
+        tuple(json.loads(line).values())
+        for f in path.glob("*.json")
+        for line in f.read_text().splitlines()
+    )
+
+
+def test_replace_of_a_filesystem_table_in_its_own_directory(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The new rows replace the old files in the same path; a failing REPLACE keeps
+    the old definition and files byte for byte; no staging or backup directory stays."""
+    out = tmp_path / "files"
+    options = f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json'"
+    run(service, session, f"CREATE TABLE files WITH ({options}) AS SELECT id FROM range(3)")
+    before, shown = _checksums(out), run(service, session, "SHOW CREATE TABLE files")
+    for statement in (
+        f"REPLACE TABLE files WITH ({options}) AS {FAILING}",
+        f"CREATE OR REPLACE TABLE files WITH ({options}) AS {FAILING}",
+    ):
+        assert "boom at 3999" in error_text(service, session, statement)
+        assert _checksums(out) == before
+        assert run(service, session, "SHOW CREATE TABLE files") == shown
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "files"]
+        assert _tables(service, session) == {"files"}
+    run(
+        service,
+        session,
+        f"REPLACE TABLE files WITH ({options}) AS SELECT id, 'new' AS tag FROM range(10, 12)",
+    )
+    assert _json_rows(out) == [(10, "new"), (11, "new")]
+    assert sorted(run(service, session, "SELECT id, tag FROM files")) == [(10, "new"), (11, "new")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "files"]
+    assert _tables(service, session) == {"files"}
+
+
+def test_replace_between_connector_and_catalog_tables(
+    service: SparkGatewayService, session: SessionHandle, database: tuple[str, Path], tmp_path: Path
+) -> None:
+    """A REPLACE may change what the table is: a catalog table, a print table, a
+    filesystem table elsewhere (the data of a file table it replaced stays where it
+    was, as a dropped file table's does)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    files = "'connector' = 'filesystem', 'format' = 'json', 'path' = "
+    run(service, session, f"CREATE TABLE t WITH ({files}'{first}') AS SELECT 1 AS a")
+    run(service, session, "REPLACE TABLE t WITH ('connector' = 'print') AS SELECT 2 AS b")
+    assert "'connector' = 'print'" in run(service, session, "SHOW CREATE TABLE t")[0][0]
+    assert _json_rows(first) == [(1,)]  # left where it was
+    run(service, session, "CREATE OR REPLACE TABLE t AS SELECT 3 AS c")
+    assert run(service, session, "SELECT * FROM t") == [(3,)]
+    assert "connector" not in run(service, session, "SHOW CREATE TABLE t")[0][0]
+    run(service, session, f"REPLACE TABLE t WITH ({files}'{second}') AS SELECT 4 AS d")
+    assert run(service, session, "SELECT * FROM t") == [(4,)]
+    assert _json_rows(second) == [(4,)]
+    # A path holding another table's files is refused before any job.
+    jobs_before = len(service.list_jobs())
+    message = error_text(
+        service, session, f"REPLACE TABLE t WITH ({files}'{first}') AS SELECT 5 AS e"
+    )
+    assert "is not empty" in message
+    assert len(service.list_jobs()) == jobs_before
+    assert run(service, session, "SELECT * FROM t") == [(4,)]
+    assert _tables(service, session) == {"t"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "first", "second"]
+
+
+@pytest.mark.parametrize("step", ["set aside", "files moved aside", "new files moved in"])
+def test_a_replace_cut_off_while_publishing_is_undone(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    database: tuple[str, Path],
+    tmp_path: Path,
+    step: str,
+) -> None:
+    """The gateway died at each step of an atomic REPLACE's publish: the clean-up a
+    restart runs (from the job store's record alone) brings the old table back."""
+    name, _ = database
+    out = tmp_path / "files"
+    options = f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json'"
+    run(service, session, f"CREATE TABLE files WITH ({options}) AS SELECT id FROM range(3)")
+    before, shown = _checksums(out), run(service, session, "SHOW CREATE TABLE files")
+    spark = service.spark
+    token = "cutoff" + step.replace(" ", "")[:10]
+    target = ("spark_catalog", name, "files")
+    staged = tmp_path / f".files.sparkgate-staging-{token}"
+    aside = tmp_path / f".files.sparkgate-replaced-{token}"
+    record = {
+        "token": token,
+        "target": list(target),
+        "atomic": True,
+        "replacing": True,
+        "created": True,
+        "staging_path": str(staged),
+        "target_path": str(out),
+        "backup_path": str(aside),
+    }
+    # What the job had made: its staging table and files.
+    run(
+        service,
+        session,
+        f"CREATE TABLE __sparkgate_staging_{token} WITH ('connector' = 'filesystem', "
+        f"'path' = '{staged}', 'format' = 'json') AS SELECT 99 AS id",
+    )
+    run(service, session, f"ALTER TABLE files RENAME TO __sparkgate_replaced_{token}")
+    if step != "set aside":
+        out.rename(aside)
+    if step == "new files moved in":
+        staged.rename(out)
+    TableAsSelectHook.from_record(spark, record).clean_up()
+    assert _tables(service, session) == {"files"}
+    assert _checksums(out) == before
+    assert run(service, session, "SHOW CREATE TABLE files") == shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "files"]

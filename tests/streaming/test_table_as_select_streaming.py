@@ -4,10 +4,13 @@ job and resumes from it exactly once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyspark.sql import SparkSession
 
 from sparkgate.api.handles import SessionHandle
 from sparkgate.service.gateway import SparkGatewayService
+from tests.service.conftest import error_text
 
 from .conftest import job_status, name, run, wait_for
 
@@ -51,4 +54,52 @@ def test_streaming_ctas_keeps_writing_until_stopped_and_resumes(
         run(stream_service, session, "RESET 'execution.savepoint.path'")
         run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
         run(stream_service, session, f"DROP TABLE IF EXISTS {copy}")
+        run(stream_service, session, f"DROP TABLE IF EXISTS {src}")
+
+
+def test_streaming_replace_swaps_the_table_as_the_job_starts(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+) -> None:
+    """A streaming REPLACE cannot publish at an end: the old table goes when the new
+    job runs, which then keeps writing the new one. One that cannot start keeps the
+    old table and its files."""
+    src, target = name("src"), name("target")
+    out = tmp_path / "out"
+    options = f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json'"
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+        "'sequence', 'fields.id.start' = '100', 'fields.id.end' = '119', "
+        "'rows-per-second' = '10')",
+    )
+    run(stream_service, session, f"CREATE TABLE {target} WITH ({options}) AS SELECT 1 AS id")
+    old_files = sorted(p.name for p in out.iterdir())
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        # Sorting a stream is refused by Spark when the query starts.
+        message = error_text(
+            stream_service,
+            session,
+            f"REPLACE TABLE {target} WITH ({options}) AS SELECT id FROM {src} ORDER BY id",
+        )
+        assert "Sorting is not supported" in message
+        assert sorted(p.name for p in out.iterdir()) == old_files
+        assert _ids(spark, target) == [1]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+        [(job_id,)] = run(
+            stream_service,
+            session,
+            f"REPLACE TABLE {target} WITH ({options}) AS SELECT id FROM {src}",
+        )
+        assert wait_for(lambda: job_status(stream_service, session, job_id) == "FINISHED", 90)
+        assert _ids(spark, target) == list(range(100, 120))
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+        assert not [t for t in spark.catalog.listTables() if "sparkgate" in t.name]
+    finally:
+        run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+        run(stream_service, session, f"DROP TABLE IF EXISTS {target}")
         run(stream_service, session, f"DROP TABLE IF EXISTS {src}")

@@ -264,12 +264,41 @@ def _query_start(text: str, after: int) -> int:
     return after
 
 
+_LEADING_KEYWORD = re.compile(r"(?:^|\s)(FROM|TABLE)$", re.IGNORECASE)
+
+
+def _start(node: Any, text: str) -> int | None:
+    """Where the text of the query ``node`` begins.
+
+    A wrapping node's own span may start late (a Sort's is its ORDER BY), so its
+    first children are asked too; the parentheses around a query and the FROM of
+    ``FROM t SELECT ...`` belong to no node's span and are taken in by hand.
+    """
+    starts = []
+    while node is not None:
+        span = _span(node)
+        if span is not None:
+            starts.append(span[0])
+        children = node.children()
+        node = children.apply(0) if children.size() else None
+    start = min(starts, default=None)
+    while start is not None:
+        before = text[:start].rstrip()
+        if before.endswith("("):
+            start = len(before) - 1
+        elif keyword := _LEADING_KEYWORD.search(before):
+            start = keyword.start(1)
+        else:
+            break
+    return start
+
+
 def _table_as_select(node: Any, text: str, replace: bool) -> TableAsSelect | None:
     name = node.name()
-    query = _span(node.query())
+    query = _start(node.query(), text)
     if str(name.nodeName()) != "UnresolvedIdentifier" or query is None:
         return None
-    return TableAsSelect(_strings(name.nameParts()), replace, query[0])
+    return TableAsSelect(_strings(name.nameParts()), replace, query)
 
 
 def _tree(nodes: list[dict[str, Any]], i: int = 0) -> tuple[_Node, int]:

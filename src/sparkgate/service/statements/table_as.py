@@ -32,6 +32,7 @@ from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import SESSION_CATALOG
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import active_session
+from sparkgate.service.streaming.strategy import invalidate_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -74,14 +75,40 @@ def _fs_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     return hadoop_path.getFileSystem(sc._jsc.hadoopConfiguration()), hadoop_path
 
 
+def same_directory(spark: SparkSession, first: str, second: str) -> bool:
+    """Whether two paths name the same directory (as the file system qualifies them)."""
+    fs, one = _fs_path(spark, first)
+    _, two = _fs_path(spark, second)
+    return bool(fs.makeQualified(one).equals(fs.makeQualified(two)))
+
+
+def _holds_files(spark: SparkSession, path: str) -> bool:
+    fs, target = _fs_path(spark, path)
+    return bool(
+        fs.exists(target) and (not fs.getFileStatus(target).isDirectory() or fs.listStatus(target))
+    )
+
+
+def sibling_directory(spark: SparkSession, path: str, token: str, role: str = "staging") -> str:
+    """A directory beside ``path`` that only one job uses: ``.<name>.sparkgate-<role>-<token>``."""
+    _, target = _fs_path(spark, path)
+    return str(target.getParent().suffix(f"/.{target.getName()}.sparkgate-{role}-{token}"))
+
+
 def staging_directory(spark: SparkSession, path: str, token: str) -> str:
     """A directory beside ``path`` for a job's files until they are published there;
     ``path`` itself must not hold files (they would become the table's rows)."""
-    fs, target = _fs_path(spark, path)
-    if fs.exists(target) and (not fs.getFileStatus(target).isDirectory() or fs.listStatus(target)):
+    if _holds_files(spark, path):
         message = f"The path {path} is not empty: an atomic CREATE TABLE AS needs a new path."
         raise invalid(message)
-    return str(target.getParent().suffix(f"/.{target.getName()}.sparkgate-staging-{token}"))
+    return sibling_directory(spark, path, token)
+
+
+def _exists(spark: SparkSession, path: str | None) -> bool:
+    if path is None:
+        return False
+    fs, target = _fs_path(spark, path)
+    return bool(fs.exists(target))
 
 
 def move_directory(spark: SparkSession, source: str, target: str) -> None:
@@ -108,6 +135,13 @@ def database_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
 
 
 def _drop(spark: SparkSession, name: tuple[str, ...]) -> None:
+    try:
+        _drop_table(spark, name)
+    finally:
+        invalidate_tables()  # cached connector-table lookups of the name
+
+
+def _drop_table(spark: SparkSession, name: tuple[str, ...]) -> None:
     # PURGE: a managed table's files go now, not to a trash (V2 catalogs have no trash).
     purge = " PURGE" if name[0] == SESSION_CATALOG else ""
     try:
@@ -120,8 +154,21 @@ def _drop(spark: SparkSession, name: tuple[str, ...]) -> None:
 
 
 def _rename(spark: SparkSession, source: tuple[str, ...], target: tuple[str, ...]) -> None:
+    try:
+        _rename_table(spark, source, target)
+    finally:
+        invalidate_tables()
+
+
+def _rename_table(spark: SparkSession, source: tuple[str, ...], target: tuple[str, ...]) -> None:
     # The new name is relative to the catalog: database and table.
-    spark.sql(f"ALTER TABLE {quote_name(source)} RENAME TO {quote_name(target[1:])}").collect()
+    renamed = f"{quote_name(source)} RENAME TO {quote_name(target[1:])}"
+    try:
+        spark.sql(f"ALTER TABLE {renamed}").collect()
+    except Exception as exc:
+        if not (to_execution_error(exc).error_class or "").startswith("EXPECT_TABLE_NOT_VIEW"):
+            raise
+        spark.sql(f"ALTER VIEW {renamed}").collect()  # print, blackhole
 
 
 @dataclass
@@ -133,6 +180,12 @@ class TableAsSelectHook(NoopJobStatusHook):
     target, or the staging table when ``atomic``); ``replacing`` says an
     existing target is to be replaced. ``created`` is set once
     :meth:`on_created` made it.
+
+    A replaced table is renamed aside (``__sparkgate_replaced_<token>``) and
+    dropped once the new one is in place: at publish time (atomic), or by
+    :meth:`settle` once a streaming job runs. When the new table's directory
+    (``target_path``) is the old one's, the old files are moved aside to
+    ``backup_path`` at the same moment, so a failure puts them back.
     """
 
     spark: SparkSession
@@ -142,11 +195,12 @@ class TableAsSelectHook(NoopJobStatusHook):
     replacing: bool = False
     create: Callable[[tuple[str, ...]], None] | None = None
     created: bool = False
-    # An atomic connector table: what makes the target's definition at publish
-    # time, and its files' staging and final directories (filesystem).
+    # A connector table: what makes the target's definition at publish time
+    # (atomic), and its files' staging, final and backup directories (filesystem).
     finish: Callable[[], None] | None = None
     staging_path: str | None = None
     target_path: str | None = None
+    backup_path: str | None = None
 
     kind = HOOK_KIND
 
@@ -172,6 +226,8 @@ class TableAsSelectHook(NoopJobStatusHook):
             "replacing": self.replacing,
             "created": self.created,
             "staging_path": self.staging_path,
+            "target_path": self.target_path,
+            "backup_path": self.backup_path,
         }
 
     @classmethod
@@ -184,12 +240,16 @@ class TableAsSelectHook(NoopJobStatusHook):
             replacing=bool(record.get("replacing")),
             created=bool(record.get("created")),
             staging_path=record.get("staging_path"),
+            target_path=record.get("target_path"),
+            backup_path=record.get("backup_path"),
         )
 
     # -- FLIP-218 -----------------------------------------------------------------
     def on_created(self, job: JobInfo) -> None:
         if self.create is None:
             return
+        if not self.atomic and self.replacing:
+            self._set_aside()
         self.create(self.written)
         self.created = True
         log.info("Job %s created table %s", job.job_id, ".".join(self.written))
@@ -201,47 +261,70 @@ class TableAsSelectHook(NoopJobStatusHook):
         self.clean_up()
 
     # -- the job's last step, and undoing it --------------------------------------
+    def _set_aside(self) -> None:
+        """The table being replaced (and its files) out of the target's way."""
+        if table_exists(self.spark, self.target):
+            _rename(self.spark, self.target, self.backup)
+        if self.backup_path is not None and _exists(self.spark, self.target_path):
+            assert self.target_path is not None
+            move_directory(self.spark, self.target_path, self.backup_path)
+
+    def _forget_replaced(self) -> None:
+        _drop(self.spark, self.backup)
+        if self.backup_path is not None:
+            delete_directory(self.spark, self.backup_path)
+
     def publish(self) -> None:
-        """Atomic mode, once the rows are written: the staging table becomes the target."""
+        """Atomic mode, once the rows are written: the staging table becomes the target.
+
+        A failure on the way leaves states :meth:`clean_up` undoes.
+        """
         if not self.atomic:
             return
+        if self.replacing:
+            self._set_aside()
         if self.finish is not None:  # a connector table
             if self.staging_path is not None and self.target_path is not None:
                 move_directory(self.spark, self.staging_path, self.target_path)
             _drop(self.spark, self.staging)
-            try:
-                self.finish()
-            except BaseException:
-                if self.staging_path is not None and self.target_path is not None:
-                    move_directory(self.spark, self.target_path, self.staging_path)
-                raise
-            log.info("CTAS %s published table %s", self.token, ".".join(self.target))
-            return
-        if self.replacing and table_exists(self.spark, self.target):
-            _rename(self.spark, self.target, self.backup)
-            try:
-                _rename(self.spark, self.staging, self.target)
-            except BaseException:
-                _rename(self.spark, self.backup, self.target)
-                raise
-            _drop(self.spark, self.backup)
+            self.finish()
         else:
             _rename(self.spark, self.staging, self.target)
+        self._forget_replaced()
         log.info("CTAS %s published table %s", self.token, ".".join(self.target))
 
+    def settle(self) -> None:
+        """A streaming REPLACE whose job runs: the replaced table is gone for good."""
+        self._forget_replaced()
+
     def clean_up(self) -> None:
-        """Leave the catalog as it was before the job: nothing it made stays."""
+        """Leave the catalog and the files as they were before the job: nothing it made
+        stays, and a table it replaced is back, unless the replacement had finished."""
         spark = self.spark
+        # Staged files were moved to the target's path when their directory is gone.
+        moved = (
+            self.created and self.staging_path is not None and not _exists(spark, self.staging_path)
+        )
+        backed_up = table_exists(spark, self.backup)
+        ours = (self.created and not self.atomic) or backed_up
         if self.atomic:
             _drop(spark, self.staging)
             if self.staging_path is not None:
                 delete_directory(spark, self.staging_path)
-            if table_exists(spark, self.backup):
-                if table_exists(spark, self.target):
-                    _drop(spark, self.backup)  # the swap had finished
-                else:
-                    _rename(spark, self.backup, self.target)
+        if table_exists(spark, self.target) and (self.atomic or not ours):
+            # The old table is still in place, or the new one was published.
+            self._forget_replaced()
             log.info("CTAS %s: staging table %s dropped", self.token, ".".join(self.staging))
-        elif self.created:
+            return
+        if ours:
             _drop(spark, self.target)
-            log.info("CTAS %s: table %s dropped", self.token, ".".join(self.target))
+        if self.target_path is not None:
+            if _exists(spark, self.backup_path):
+                assert self.backup_path is not None
+                delete_directory(spark, self.target_path)
+                move_directory(spark, self.backup_path, self.target_path)
+            elif moved:
+                delete_directory(spark, self.target_path)
+        if backed_up:
+            _rename(spark, self.backup, self.target)
+        log.info("CTAS %s: what the job made is dropped", self.token)

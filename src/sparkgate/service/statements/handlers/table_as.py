@@ -28,12 +28,15 @@ from sparkgate.service.statements.results import job_result, ok_result
 from sparkgate.service.statements.table_as import (
     TableAsSelectHook,
     database_exists,
+    same_directory,
+    sibling_directory,
     staging_directory,
     staging_name,
     table_exists,
 )
 from sparkgate.service.streaming.connectors import spark_type
 from sparkgate.service.streaming.ddl import Column, Schema, TableDefinition
+from sparkgate.service.streaming.resolve import lookup
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     create_connector_table,
@@ -66,6 +69,14 @@ def _qualified(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
             namespace = ("default",)
         rest = (*namespace, rest[0])
     return (catalog, *rest)
+
+
+def _replaces_directory(spark: SparkSession, target: tuple[str, ...], path: str) -> bool:
+    """Whether ``path`` is the directory of the ``target`` a REPLACE replaces."""
+    old = lookup(spark, target)
+    if old is None or old.connector != "filesystem" or old.temporary:
+        return False
+    return same_directory(spark, old.options["path"], path)
 
 
 def create_table_as(context: StatementContext, statement: TableAsSelect) -> Execution:
@@ -129,26 +140,30 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
             )
         frame, declared = _shaped(frame, statement.schema)
     streaming = runtime.streaming or frame.isStreaming
-    if exists and (streaming or connector is not None):
-        raise UnsupportedStatementError(
-            f"REPLACE TABLE AS in streaming mode or of a connector table is not supported: "
-            f"{shown} exists"
-        )
-    # A never-ending job has no end to publish at: streaming CTAS is not atomic.
+    # A never-ending job has no end to publish at: streaming CTAS is not atomic,
+    # and a streaming REPLACE swaps the tables as the job starts.
     atomic = not streaming and (runtime.ctas_atomic or exists)
     token = uuid.uuid4().hex[:16]
 
     sink: TableDefinition | None = None
     staging = staging_name(target, token)
+    target_path = statement.options.get("path") if connector == "filesystem" else None
     staging_path: str | None = None
+    backup_path: str | None = None
+    if exists and target_path is not None and _replaces_directory(spark, target, target_path):
+        backup_path = sibling_directory(spark, target_path, token, "replaced")
     finish = None
     if connector is not None:
         final = _sink_definition(ctas.name, frame, declared, statement)
         sink = final
         if atomic:
             # Rows go to a staging table (and directory) the job's last step publishes.
-            path = final.options.get("path")
-            staging_path = staging_directory(spark, path, token) if path else None
+            if target_path is not None:
+                staging_path = (
+                    sibling_directory(spark, target_path, token)
+                    if backup_path is not None
+                    else staging_directory(spark, target_path, token)
+                )
             options = dict(final.options)
             if staging_path is not None:
                 options["path"] = staging_path
@@ -178,7 +193,8 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
         create=create,
         finish=finish,
         staging_path=staging_path,
-        target_path=statement.options.get("path") if staging_path else None,
+        target_path=target_path,
+        backup_path=backup_path,
     )
     written = sink.name if sink is not None else hook.written
     plan = InsertPlan(
@@ -196,6 +212,8 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
         )
     finally:
         invalidate_tables()
+    if streaming and exists:
+        hook.settle()  # the job runs: the replaced table goes
     return job_result(job_id)
 
 
