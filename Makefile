@@ -19,6 +19,11 @@ PIP := $(BIN)/python -m pip -q --disable-pip-version-check
 RUN_STAMP := $(VENV)/.sparkgate-run.stamp
 DEV_STAMP := $(VENV)/.sparkgate-dev.stamp
 PYTEST_ARGS ?=
+# pytest-xdist workers for make test / test-fast: auto = one per core, at most
+# four (tests/conftest.py); 0 runs the suite in this process. A test module stays
+# on one worker (--dist loadfile), so its module fixtures start once.
+PYTEST_WORKERS ?= auto
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 ARGS ?=
 
 .PHONY: help run test test-unit test-fast lint layers typecheck pytest check-java venv dev-venv \
@@ -88,7 +93,7 @@ test: $(DEV_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/pytest --timeout=300 $(PYTEST_ARGS)
+	$(BIN)/pytest --timeout=300 $(XDIST) $(PYTEST_ARGS)
 
 # Test tiers are pytest markers (pyproject.toml, set in tests/conftest.py):
 # unit (no JVM), service (shared Spark session), e2e (real gateway process),
@@ -97,7 +102,7 @@ test-unit: $(DEV_STAMP)
 	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
 test-fast: $(DEV_STAMP)
-	$(BIN)/pytest --timeout=300 -m "not e2e and not clients and not defaults" $(PYTEST_ARGS)
+	$(BIN)/pytest --timeout=300 $(XDIST) -m "not e2e and not clients and not defaults" $(PYTEST_ARGS)
 
 # Benchmark-only client packages (PyHive, thrift, psutil) go into the same venv.
 BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp

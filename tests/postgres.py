@@ -40,6 +40,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.locks import cache_dir as shared_cache_dir
+from tests.locks import exclusive
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -161,6 +164,11 @@ def find_postgres_bin(*, install: bool = True) -> Path:
         if found is None:
             raise RuntimeError(f"PostgreSQL's server programs are not under {POSTGRES_LIB}")
         return found
+    with exclusive("apt-get"):
+        return _installed_bin() or _install_postgres()
+
+
+def _install_postgres() -> Path:
     hint = "install Debian's 'postgresql' package (apt-get install -y postgresql)"
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise RuntimeError(
@@ -324,8 +332,7 @@ def postgres() -> Iterator[PostgresServer]:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sparkgate-tests" / "jars"
+    return shared_cache_dir() / "jars"
 
 
 def jdbc_driver_jar(cache_dir: Path | None = None) -> Path:
@@ -334,11 +341,17 @@ def jdbc_driver_jar(cache_dir: Path | None = None) -> Path:
     Raises:
         RuntimeError: no ``mvn``, or it could not fetch the jar.
     """
-    group, artifact, version = JDBC_DRIVER_COORDINATES.split(":")
+    _, artifact, version = JDBC_DRIVER_COORDINATES.split(":")
     target_dir = cache_dir or _cache_dir()
     jar = target_dir / f"{artifact}-{version}.jar"
-    if jar.is_file():
-        return jar
+    with exclusive("maven"):
+        if jar.is_file():
+            return jar
+        return _fetch_jar(target_dir, jar)
+
+
+def _fetch_jar(target_dir: Path, jar: Path) -> Path:
+    group, artifact, version = JDBC_DRIVER_COORDINATES.split(":")
     mvn = shutil.which("mvn")
     if mvn is None:
         raise RuntimeError(

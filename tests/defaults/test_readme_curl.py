@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.defaults.conftest import DefaultGateway
+from tests.locks import exclusive
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_ADDRESS = "localhost:8083"
@@ -43,8 +44,10 @@ def shell_tools() -> None:
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         pytest.fail(f"The README's example needs {' and '.join(missing)}; install them.")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", *missing], check=True, env=env)
+    with exclusive("apt-get"):
+        if any(shutil.which(tool) is None for tool in missing):
+            subprocess.run(["apt-get", "update"], check=True, env=env, capture_output=True)
+            subprocess.run(["apt-get", "install", "-y", *missing], check=True, env=env)
 
 
 def _pages(gateway: DefaultGateway, statement: str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import GatewayProcess
+from tests.locks import exclusive
 
 DRIVER_VERSION = "2.3.0"
 
@@ -81,12 +82,13 @@ def driver_classpath(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple
         pytest.skip("needs mvn and a JDK (javac) to fetch and run Flink's JDBC driver")
     work = tmp_path_factory.mktemp("flink-jdbc")
     (work / "pom.xml").write_text(POM, encoding="utf-8")
-    subprocess.run(
-        [mvn, "-q", "-B", "dependency:build-classpath", "-Dmdep.outputFile=classpath.txt"],
-        cwd=work,
-        check=True,
-        timeout=600,
-    )
+    with exclusive("maven"):
+        subprocess.run(
+            [mvn, "-q", "-B", "dependency:build-classpath", "-Dmdep.outputFile=classpath.txt"],
+            cwd=work,
+            check=True,
+            timeout=600,
+        )
     classpath = (work / "classpath.txt").read_text(encoding="utf-8").strip()
     (work / "FlinkJdbcCheck.java").write_text(PROGRAM, encoding="utf-8")
     subprocess.run([javac, "-cp", classpath, "FlinkJdbcCheck.java"], cwd=work, check=True)

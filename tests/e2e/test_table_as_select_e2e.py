@@ -1,9 +1,10 @@
 """CREATE TABLE AS on a real gateway process (``sparkgate gateway start-foreground``).
 
-A CTAS job the gateway dies under (SIGKILL of the gateway and of Spark's JVM)
-is undone at the next start on the same data directory: the job is FAILED
-("gateway restarted"), neither its table nor a staging table is left, in the
-catalog or on disk, and the name can be used again.
+CTAS jobs the gateway dies under (SIGKILL of the gateway and of Spark's JVM),
+one of each atomicity level, are undone at the next start on the same data
+directory: the jobs are FAILED ("gateway restarted"), neither their tables nor
+a staging table is left, in the catalog or on disk, and the names can be used
+again.
 
 A CTAS into a JDBC catalog on a real PostgreSQL server writes the rows there;
 they read back over REST and through beeline (HiveServer2); a CTAS whose
@@ -167,58 +168,66 @@ def wait_for(condition: Callable[[], bool], timeout: float, explain: Callable[[]
 
 
 def leftovers(warehouse: Path) -> list[str]:
-    """Entries of the warehouse that belong to the CTAS: its table's, a staging table's."""
+    """Entries of the warehouse that belong to the CTAS jobs: their tables', staging tables'."""
     return sorted(
-        p.name for p in warehouse.iterdir() if p.name == "half" or p.name.startswith("__sparkgate_")
+        p.name
+        for p in warehouse.iterdir()
+        if p.name in ("half", "staged") or p.name.startswith("__sparkgate_")
     )
 
 
-@pytest.mark.parametrize("atomic", [False, True], ids=["non-atomic", "atomic"])
-def test_a_ctas_killed_with_its_gateway_is_undone_at_the_next_start(
-    tmp_path: Path, atomic: bool
+def test_ctas_jobs_killed_with_their_gateway_are_undone_at_the_next_start(
+    tmp_path: Path,
 ) -> None:
+    """Both levels at once: ``half`` (not atomic: the table itself is written) and
+    ``staged`` (atomic: a staging table is) run when the gateway is killed."""
     data_dir = tmp_path / "data"
     warehouse = data_dir / "warehouse"
     first, second = tmp_path / "first", tmp_path / "second"
-    config = {"table.dml-sync": "false", ATOMIC: str(atomic).lower()}
+    config = {"table.dml-sync": "false"}
     with gateway(first, data_dir) as (url, process), Rest(url) as rest:
-        [[job_id]] = rest.rows(f"CREATE TABLE half AS {ENDLESS}", config)
-        record = data_dir / "jobs" / f"{job_id}.json"
+        [[half]] = rest.rows(f"CREATE TABLE half AS {ENDLESS}", {**config, ATOMIC: "false"})
+        [[staged]] = rest.rows(f"CREATE TABLE staged AS {ENDLESS}", {**config, ATOMIC: "true"})
+        records = [data_dir / "jobs" / f"{job_id}.json" for job_id in (half, staged)]
         seen: dict[str, Any] = {}
 
         def under_way() -> bool:
             seen["jobs"] = {str(row[0]): row[2] for row in rest.rows("SHOW JOBS")}
             seen["tables"] = rest.tables()
             seen["warehouse"] = sorted(p.name for p in warehouse.iterdir())
-            if seen["jobs"].get(job_id) != "RUNNING":
-                return False
-            if atomic:
-                return any(STAGING.fullmatch(t) for t in seen["tables"])
-            return (warehouse / "half").is_dir()
+            return (
+                seen["jobs"].get(half) == seen["jobs"].get(staged) == "RUNNING"
+                and any(STAGING.fullmatch(t) for t in seen["tables"])
+                and (warehouse / "half").is_dir()
+            )
 
         wait_for(under_way, 300, lambda: f"{seen}\n{log_tail(data_dir, first)}")
-        assert json.loads(record.read_text())["status"] == "RUNNING"
-        if atomic:  # the rows go to the staging table; the target appears only at the end
-            assert "half" not in seen["tables"], seen
-            assert [n for n in seen["warehouse"] if STAGING.fullmatch(n)], seen
+        assert [json.loads(r.read_text())["status"] for r in records] == ["RUNNING"] * 2
+        # The atomic job's rows go to its staging table; the target appears only at the end.
+        assert "staged" not in seen["tables"], seen
+        assert [n for n in seen["warehouse"] if STAGING.fullmatch(n)], seen
         kill_with_spark(process)
-    assert leftovers(warehouse), "the killed job left nothing to clean up"
+    assert "half" in leftovers(warehouse), "the killed jobs left nothing to clean up"
 
     with gateway(second, data_dir) as (url, _), Rest(url) as rest:
-        described = rest.record(f"DESCRIBE JOB '{job_id}'")
-        assert described["status"] == "FAILED", described
-        assert "gateway restarted" in str(described["cause"]), described
-        stored = json.loads(record.read_text())
-        assert stored["status"] == "FAILED" and stored["interrupted"] is False, stored
+        for job_id, record in zip((half, staged), records, strict=True):
+            described = rest.record(f"DESCRIBE JOB '{job_id}'")
+            assert described["status"] == "FAILED", described
+            assert "gateway restarted" in str(described["cause"]), described
+            stored = json.loads(record.read_text())
+            assert stored["status"] == "FAILED" and stored["interrupted"] is False, stored
         tables = rest.tables()
-        assert "half" not in tables, tables
+        assert not {"half", "staged"} & tables, tables
         assert not [t for t in tables if t.startswith("__sparkgate_")], tables
         assert leftovers(warehouse) == [], log_tail(data_dir, second)
-        # The name is free again.
-        [[again]] = rest.rows("CREATE TABLE half AS SELECT 1 AS one", {"table.dml-sync": "true"})
-        assert again != job_id
-        assert rest.rows("SELECT one FROM half") == [[1]]
-        assert rest.tables() >= {"half"}
+        # The names are free again.
+        for name in ("half", "staged"):
+            [[again]] = rest.rows(
+                f"CREATE TABLE {name} AS SELECT 1 AS one", {"table.dml-sync": "true"}
+            )
+            assert again not in (half, staged)
+            assert rest.rows(f"SELECT one FROM {name}") == [[1]]
+        assert rest.tables() >= {"half", "staged"}
 
 
 def beeline(hs2_port: int, statement: str) -> subprocess.CompletedProcess[str]:

@@ -31,6 +31,7 @@ from sparkgate.endpoints.hiveserver2.endpoint import HiveServer2Endpoint
 from sparkgate.endpoints.hiveserver2.options import AuthMode, HiveServer2Settings, TransportMode
 from sparkgate.endpoints.hiveserver2.passwords import hash_password
 from sparkgate.service.gateway import SparkGatewayService
+from tests.locks import exclusive
 from tests.service.conftest import make_service
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ def client_venv(name: str, requirements: Sequence[str]) -> Path:
     root = VENVS / f"{name}-{key}"
     python = root / "bin" / "python"
     ready = root / ".ready"
-    with _VENV_LOCK:
+    with _VENV_LOCK, exclusive(f"venv-{name}-{key}"):
         if ready.exists():
             return python
         shutil.rmtree(root, ignore_errors=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +15,8 @@ from sparkgate.service.gateway import SparkGatewayService
 
 from .conftest import MAX_BODY, flink_client_reason, rows, run, settings, submit
 
-UNKNOWN = str(uuid.uuid4())
+# Fixed, so that every pytest-xdist worker collects the same test ids.
+UNKNOWN = "5d2f6c1e-8a4b-4c3d-9e7f-0a1b2c3d4e5f"
 
 
 @pytest.fixture
