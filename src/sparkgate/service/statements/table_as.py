@@ -134,41 +134,37 @@ def database_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
         return bool(spark._jsparkSession.catalog().databaseExists(quote_name(name)))
 
 
-def _drop(spark: SparkSession, name: tuple[str, ...]) -> None:
+def _table_or_view(spark: SparkSession, table: str, view: str, view_error: str) -> None:
+    """Run the TABLE statement, or its VIEW twin where Spark says the name is a view
+    (``print`` and ``blackhole`` tables are stored as views); then cached
+    connector-table lookups are stale."""
     try:
-        _drop_table(spark, name)
-    finally:
-        invalidate_tables()  # cached connector-table lookups of the name
+        spark.sql(table).collect()
+    except Exception as exc:
+        if not (to_execution_error(exc).error_class or "").startswith(view_error):
+            raise
+        spark.sql(view).collect()
+    invalidate_tables()
 
 
-def _drop_table(spark: SparkSession, name: tuple[str, ...]) -> None:
+def _drop(spark: SparkSession, name: tuple[str, ...]) -> None:
     # PURGE: a managed table's files go now, not to a trash (V2 catalogs have no trash).
     purge = " PURGE" if name[0] == SESSION_CATALOG else ""
-    try:
-        spark.sql(f"DROP TABLE IF EXISTS {quote_name(name)}{purge}").collect()
-    except Exception as exc:
-        if to_execution_error(exc).error_class != "WRONG_COMMAND_FOR_OBJECT_TYPE":
-            raise
-        # A connector table stored as a view (print, blackhole).
-        spark.sql(f"DROP VIEW IF EXISTS {quote_name(name)}").collect()
+    quoted = quote_name(name)
+    _table_or_view(
+        spark,
+        f"DROP TABLE IF EXISTS {quoted}{purge}",
+        f"DROP VIEW IF EXISTS {quoted}",
+        "WRONG_COMMAND_FOR_OBJECT_TYPE",
+    )
 
 
 def _rename(spark: SparkSession, source: tuple[str, ...], target: tuple[str, ...]) -> None:
-    try:
-        _rename_table(spark, source, target)
-    finally:
-        invalidate_tables()
-
-
-def _rename_table(spark: SparkSession, source: tuple[str, ...], target: tuple[str, ...]) -> None:
     # The new name is relative to the catalog: database and table.
     renamed = f"{quote_name(source)} RENAME TO {quote_name(target[1:])}"
-    try:
-        spark.sql(f"ALTER TABLE {renamed}").collect()
-    except Exception as exc:
-        if not (to_execution_error(exc).error_class or "").startswith("EXPECT_TABLE_NOT_VIEW"):
-            raise
-        spark.sql(f"ALTER VIEW {renamed}").collect()  # print, blackhole
+    _table_or_view(
+        spark, f"ALTER TABLE {renamed}", f"ALTER VIEW {renamed}", "EXPECT_TABLE_NOT_VIEW"
+    )
 
 
 @dataclass
@@ -314,7 +310,8 @@ class TableAsSelectHook(NoopJobStatusHook):
         if table_exists(spark, self.target) and (self.atomic or not ours):
             # The old table is still in place, or the new one was published.
             self._forget_replaced()
-            log.info("CTAS %s: staging table %s dropped", self.token, ".".join(self.staging))
+            shown = ".".join(self.target)
+            log.info("CTAS %s: %s stays, nothing else of the job's", self.token, shown)
             return
         if ours:
             _drop(spark, self.target)
