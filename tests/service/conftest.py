@@ -37,7 +37,8 @@ def _scratch_data_dir() -> str:
 
 
 def make_service(spark: SparkSession, **options: str) -> SparkGatewayService:
-    options.setdefault("sql-gateway.data-dir", _scratch_data_dir())
+    # A data dir of its own: its job store and workflow scheduler are its alone.
+    options.setdefault("sql-gateway.data-dir", tempfile.mkdtemp(dir=_scratch_data_dir()))
     service = SparkGatewayService(Configuration(options), spark=spark)
     service.start()
     return service

@@ -82,6 +82,13 @@ _SPARK_DEFAULTS: tuple[tuple[str, str, str], ...] = (
     ),
     ("`spark.driver.memory`", "`2g`", ""),
     (
+        "`spark.sql.filesourceTableRelationCacheSize`",
+        "`0`",
+        "Every session (and every job of the gateway) sees the files a table has now: with "
+        "Spark's per-session cache, a table written by another session, a job or a "
+        "materialized table's refresh stayed stale until REFRESH TABLE.",
+    ),
+    (
         "`SPARK_LOCAL_IP` (environment)",
         "`127.0.0.1` with a local master, unless set",
         "The Spark UI (no authentication; port 4040 or the next free one) and the "

@@ -7,10 +7,12 @@ session manager, and (when it started it) the SparkContext; ``start`` and
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,7 @@ from sparkgate.api.catalog import (
 from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
     IllegalStateError,
+    SqlParseError,
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
@@ -43,11 +46,18 @@ from sparkgate.api.service import OperationProgress, StaticResult
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
+from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT
 from sparkgate.service import catalog, completion, options
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
 from sparkgate.service.catalogs.types import load_catalog_types
 from sparkgate.service.job.manager import JobManager
+from sparkgate.service.materialized.manager import (
+    MaterializedSettings,
+    MaterializedTableManager,
+    Refresh,
+)
+from sparkgate.service.materialized.schedulers import load_workflow_scheduler
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -56,8 +66,10 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.session import Session
 from sparkgate.service.spark.jobs import progress_for_tag
+from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.parser import parse_statement
+from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
 
@@ -70,6 +82,21 @@ log = logging.getLogger(__name__)
 
 _LOG_SCHEMA = ResultSchema.of(("log", STRING))
 _ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, str, str]:
+    """``catalog.database.table`` (FLIP-448: the refresh API's identifier is fully
+    qualified); a clear error for anything else."""
+    try:
+        parts = parse_identifier(spark, identifier)
+    except Exception:
+        parts = ()
+    if len(parts) != 3:
+        raise SqlParseError(
+            f"The materialized table identifier '{identifier}' must be fully qualified: "
+            "catalog.database.table"
+        )
+    return (parts[0], parts[1], parts[2])
 
 
 def _version() -> str:
@@ -124,6 +151,23 @@ class SparkGatewayService:
             hook_names=hook_names,
         )
         self._catalogs = CatalogRegistry(_catalog_store(config), load_catalog_types())
+        # Resolved now, so an unknown scheduler type fails before anything starts.
+        scheduler = load_workflow_scheduler(
+            config.get(options.WORKFLOW_SCHEDULER_TYPE),
+            config.to_dict(),
+            str(Path(config.get(options.DATA_DIR))),
+            self,
+        )
+        self._materialized = MaterializedTableManager(
+            self._job_manager,
+            self._catalogs,
+            scheduler,
+            MaterializedSettings(
+                threshold=config.get(options.FRESHNESS_THRESHOLD),
+                default_continuous=config.get(options.DEFAULT_FRESHNESS_CONTINUOUS),
+                default_full=config.get(options.DEFAULT_FRESHNESS_FULL),
+            ),
+        )
         # A CTAS the gateway died under is cleaned up at the next start.
         self._job_manager.register_durable_hook(
             TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)
@@ -149,6 +193,7 @@ class SparkGatewayService:
         self._catalogs.load(self.spark)
         self._pool.start()
         self._job_manager.start()
+        self._materialized.start(self.spark)
         self._sessions.start()
         self._started = True
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
@@ -159,6 +204,7 @@ class SparkGatewayService:
             return
         self._started = False
         self._sessions.stop()
+        self._materialized.stop()
         self._job_manager.stop()
         self._pool.stop()
         if self._log_handler is not None:
@@ -206,6 +252,7 @@ class SparkGatewayService:
             jobs=self._job_manager,
         )
         session.context.catalogs = self._catalogs
+        session.context.materialized = self._materialized
         return session
 
     @property
@@ -424,6 +471,54 @@ class SparkGatewayService:
 
     def get_function_definition(self, session: SessionHandle, name: str) -> FunctionDefinition:
         return catalog.get_function_definition(self._session(session).spark, name)
+
+    # -- materialized tables -----------------------------------------------------------
+    @property
+    def materialized_tables(self) -> MaterializedTableManager:
+        """The gateway's materialized tables and their workflow scheduler."""
+        return self._materialized
+
+    def refresh_materialized_table(
+        self,
+        session: SessionHandle,
+        identifier: str,
+        *,
+        is_periodic: bool,
+        schedule_time: str | None = None,
+        dynamic_options: Mapping[str, str] | None = None,
+        static_partitions: Mapping[str, str] | None = None,
+        execution_config: Mapping[str, str] | None = None,
+    ) -> OperationHandle:
+        target = self._session(session)
+        parts = _qualified_identifier(target.spark, identifier)
+        if schedule_time is not None:
+            try:
+                datetime.strptime(schedule_time, SCHEDULE_TIME_FORMAT)
+            except ValueError:
+                raise SqlParseError(
+                    f"Malformed scheduleTime '{schedule_time}': expected yyyy-MM-dd HH:mm:ss "
+                    "(the gateway's local time)"
+                ) from None
+        request = Refresh(
+            periodic=is_periodic,
+            schedule_time=schedule_time,
+            dynamic_options=dict(dynamic_options or {}),
+            static_partitions=dict(static_partitions or {}),
+            execution_config=dict(execution_config or {}),
+        )
+
+        def run(_op: Operation) -> Execution:
+            job = self._materialized.refresh(target.spark, parts, request)
+            info = json.dumps({"spark.master": self.spark.sparkContext.master})
+            return table_result(["job id", "cluster info"], [[job.id, info]])
+
+        operation = self._new_operation(
+            target,
+            run,
+            statement=f"REFRESH MATERIALIZED TABLE {identifier}",
+            config=execution_config,
+        )
+        return target.operations.submit(operation)
 
     # -- jobs ------------------------------------------------------------------------
     @property

@@ -28,7 +28,10 @@ __all__ = [
     "CHECKPOINTING_INTERVAL",
     "CTAS_ATOMICITY",
     "DATA_DIR",
+    "DEFAULT_FRESHNESS_CONTINUOUS",
+    "DEFAULT_FRESHNESS_FULL",
     "DML_SYNC",
+    "FRESHNESS_THRESHOLD",
     "JOBSTORE_EXPIRATION_TIME",
     "JOBSTORE_MAX_CAPACITY",
     "JOB_STATUS_HOOKS",
@@ -46,6 +49,7 @@ __all__ = [
     "WORKER_KEEPALIVE_TIME",
     "WORKER_THREADS_MAX",
     "WORKER_THREADS_MIN",
+    "WORKFLOW_SCHEDULER_TYPE",
 ]
 
 SESSION_IDLE_TIMEOUT = duration_option(
@@ -201,6 +205,38 @@ CATALOG_STORE_FILE_PATH = string_option(
     "The directory of the `file` catalog store; empty means `<data-dir>/catalogs`.",
 )
 
+WORKFLOW_SCHEDULER_TYPE = string_option(
+    "workflow-scheduler.type",
+    "embedded",
+    "The workflow scheduler that refreshes materialized tables in FULL mode (FLIP-448): a "
+    "plug-in of the entry-point group `sparkgate.workflow_schedulers`; its options are "
+    "`workflow-scheduler.<type>.*`. `embedded` runs in the gateway and keeps its workflows "
+    "in `<data-dir>/scheduler/workflows.sqlite`, so schedules survive restarts.",
+)
+
+FRESHNESS_THRESHOLD = duration_option(
+    "materialized-table.refresh-mode.freshness-threshold",
+    timedelta(minutes=30),
+    "A materialized table without REFRESH_MODE is refreshed CONTINUOUS when its FRESHNESS "
+    "is below this, else FULL (by the workflow scheduler).",
+    min_value=timedelta(seconds=1),
+)
+
+DEFAULT_FRESHNESS_CONTINUOUS = duration_option(
+    "materialized-table.default-freshness.continuous",
+    timedelta(minutes=3),
+    "The FRESHNESS of a CONTINUOUS materialized table that gives none (and of one that "
+    "gives neither FRESHNESS nor REFRESH_MODE): its job's trigger interval.",
+    min_value=timedelta(seconds=1),
+)
+
+DEFAULT_FRESHNESS_FULL = duration_option(
+    "materialized-table.default-freshness.full",
+    timedelta(hours=1),
+    "The FRESHNESS of a FULL materialized table that gives none: its refresh period.",
+    min_value=timedelta(seconds=1),
+)
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_CHECK_INTERVAL,
@@ -224,4 +260,8 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     CTAS_ATOMICITY,
     CATALOG_STORE_KIND,
     CATALOG_STORE_FILE_PATH,
+    WORKFLOW_SCHEDULER_TYPE,
+    FRESHNESS_THRESHOLD,
+    DEFAULT_FRESHNESS_CONTINUOUS,
+    DEFAULT_FRESHNESS_FULL,
 )

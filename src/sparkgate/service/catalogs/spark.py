@@ -26,6 +26,7 @@ __all__ = [
     "configured",
     "evict",
     "load_plugin",
+    "qualified_name",
     "remove_options",
 ]
 
@@ -85,6 +86,21 @@ def configured(spark: SparkSession, name: str) -> bool:
 
 def current_catalog(spark: SparkSession) -> str:
     return str(spark.catalog.currentCatalog())
+
+
+def qualified_name(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
+    """``name`` as catalog, database, table, as Spark resolves it in ``spark``."""
+    current = current_catalog(spark)
+    if len(name) > 1 and (name[0].lower() == SESSION_CATALOG or configured(spark, name[0])):
+        catalog, rest = name[0], name[1:]
+    else:
+        catalog, rest = current, name
+    if len(rest) == 1:
+        namespace = tuple(str(part) for part in _catalog_manager(spark).currentNamespace())
+        if catalog != current:
+            namespace = ("default",)
+        rest = (*namespace, rest[0])
+    return (catalog, *rest)
 
 
 def add_to_driver_classpath(spark: SparkSession, jars: Iterable[str]) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sparkgate.service.catalogs.registry import CatalogRegistry
     from sparkgate.service.job.manager import JobManager
+    from sparkgate.service.materialized.manager import MaterializedTableManager
     from sparkgate.service.streaming.resolve import TemporaryTable
 
 __all__ = ["SessionContext"]
@@ -29,7 +30,8 @@ class SessionContext:
     temporary connector table's lower-cased name to what the connector
     resolution keeps for it (:mod:`sparkgate.service.streaming.resolve`
     reads and writes it; the session owns it). ``catalogs`` is the gateway's
-    catalog registry (CREATE CATALOG), shared by every session.
+    catalog registry (CREATE CATALOG) and ``materialized`` its materialized
+    tables, both shared by every session.
     """
 
     jobs: JobManager
@@ -39,6 +41,7 @@ class SessionContext:
     statement_set: list[Any] | None = None
     temporary_tables: dict[str, TemporaryTable] = field(default_factory=dict)
     catalogs: CatalogRegistry | None = None
+    materialized: MaterializedTableManager | None = None
 
     @property
     def in_statement_set(self) -> bool:

@@ -214,6 +214,10 @@ def build_spark_conf(
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # The gateway reports progress itself; the console bar would garble the terminal.
         "spark.ui.showConsoleProgress": "false",
+        # Each gateway session is a Spark session with its own cache of table relations
+        # (file listings): a table another session or a gateway job wrote (a refreshed
+        # materialized table, an INSERT) would stay stale there until REFRESH TABLE.
+        "spark.sql.filesourceTableRelationCacheSize": "0",
     }
     conf.update(spark_conf)
     local = local_cores(conf["spark.master"], cores or available_cores())

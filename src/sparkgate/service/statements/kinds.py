@@ -14,23 +14,29 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from sparkgate.service.materialized.definition import Freshness
+
 if TYPE_CHECKING:
     from sparkgate.service.streaming.ddl import Schema, TableDefinition
 
 __all__ = [
     "AddJar",
     "AlterCatalog",
+    "AlterMaterializedTable",
     "BeginStatementSet",
     "ConnectorTableCreate",
     "CreateCatalog",
+    "CreateMaterializedTable",
     "DescribeCatalog",
     "DescribeJob",
     "DescribeTable",
     "Dml",
     "DropCatalog",
+    "DropMaterializedTable",
     "DropTemporaryTable",
     "EndStatementSet",
     "ExecuteStatementSet",
+    "Freshness",
     "LikePattern",
     "LoadModule",
     "MetadataQuery",
@@ -40,6 +46,7 @@ __all__ = [
     "ShowCatalogs",
     "ShowConfig",
     "ShowCreateCatalog",
+    "ShowCreateMaterializedTable",
     "ShowCreateTable",
     "ShowCurrentCatalog",
     "ShowCurrentDatabase",
@@ -47,6 +54,7 @@ __all__ = [
     "ShowFunctions",
     "ShowJars",
     "ShowJobs",
+    "ShowMaterializedTables",
     "ShowModules",
     "ShowTables",
     "SparkCommand",
@@ -268,6 +276,65 @@ class TableAsSelect(Statement):
     @property
     def allowed_in_configure_session(self) -> bool:
         return False
+
+
+# -- materialized tables (FLIP-435) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateMaterializedTable(_ConfiguresSession):
+    """``CREATE [OR ALTER] MATERIALIZED TABLE t [(PRIMARY KEY (k) NOT ENFORCED)]
+    [COMMENT '...'] [PARTITIONED BY (c)] [WITH (...)] [FRESHNESS = INTERVAL ...]
+    [REFRESH_MODE = CONTINUOUS|FULL] AS <query>``."""
+
+    name: tuple[str, ...]
+    query: str
+    or_alter: bool = False
+    primary_key: tuple[str, ...] = ()
+    comment: str | None = None
+    partition_keys: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    freshness: Freshness | None = None
+    refresh_mode: str | None = None
+
+
+@dataclass(frozen=True)
+class AlterMaterializedTable(_ConfiguresSession):
+    """``ALTER MATERIALIZED TABLE t SUSPEND | RESUME [WITH (...)] |
+    REFRESH [PARTITION (k = 'v', ...)] | AS <query>``; ``action`` is the verb."""
+
+    name: tuple[str, ...]
+    action: str
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    partition: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+    query: str | None = None
+
+
+@dataclass(frozen=True)
+class DropMaterializedTable(_ConfiguresSession):
+    name: tuple[str, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowMaterializedTables(Statement):
+    """``SHOW MATERIALIZED TABLES [FROM|IN db] [[NOT] LIKE 'p']``."""
+
+    database: tuple[str, ...] = ()
+    like: LikePattern | None = None
+
+    @property
+    def is_query(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class ShowCreateMaterializedTable(Statement):
+    name: tuple[str, ...]
+
+    @property
+    def is_query(self) -> bool:
+        return True
 
 
 # -- the gateway's configuration ---------------------------------------------------

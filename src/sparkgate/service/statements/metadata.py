@@ -258,18 +258,50 @@ def describe_table(session: Session, statement: DescribeTable) -> Execution | No
     if not flink and statement.columns:
         return None
     definition = _definition(session, statement.table)
+    materialized = None if statement.columns else _materialized_rows(session, statement.table)
     if not flink:
-        return None if definition is None else _spark_describe(session, definition)
+        if definition is not None:
+            return _spark_describe(session, definition)
+        if materialized is None:
+            return None
+        columns, spark_rows = _collect(session, statement.text)
+        extra = [[label, value, None] for label, value in materialized]
+        return table_result(columns, [[*map(_text, row)] for row in spark_rows] + extra)
     if definition is not None:
         rows = _connector_columns(session, definition)
     else:
         rows = _spark_columns(session, statement.table)
     types = (STRING, STRING, BOOLEAN, STRING, STRING, STRING)
     like = statement.like
-    return _typed_result(
-        tuple(zip(_DESCRIBE_COLUMNS, types, strict=True)),
-        [row for row in rows if like is None or like.matches(str(row[0]))],
-    )
+    rows = [row for row in rows if like is None or like.matches(str(row[0]))]
+    if materialized is not None and like is None:
+        rows += [[label, value, None, None, None, None] for label, value in materialized]
+    return _typed_result(tuple(zip(_DESCRIBE_COLUMNS, types, strict=True)), rows)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _materialized_rows(session: Session, name: tuple[str, ...]) -> list[tuple[str, str]] | None:
+    """A materialized table's freshness, refresh mode, status and handler (FLIP-435),
+    the rows DESCRIBE adds after its columns; None for any other table."""
+    manager = session.context.materialized
+    if manager is None:
+        return None
+    try:
+        table = manager.read(session.spark, manager.identifier(session.spark, name))
+    except Exception:
+        log.debug("no materialized table %s", name, exc_info=True)
+        return None
+    if table is None:
+        return None
+    return [
+        ("freshness", str(table.freshness)),
+        ("refresh mode", table.mode.value),
+        ("refresh status", table.status.value),
+        ("refresh handler", table.handler_description or ""),
+    ]
 
 
 def _spark_describe(session: Session, definition: TableDefinition) -> Execution:

@@ -18,6 +18,7 @@ from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
+from sparkgate.service.statements.materialized_forms import parse_materialized_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
@@ -364,6 +365,9 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return k.EndStatementSet(text)
     if first == "EXECUTE" and cursor.accept("STATEMENT", "SET"):
         return _parse_execute_statement_set(cursor, text)
+    materialized = parse_materialized_statement(cursor, text, first)
+    if materialized is not None:
+        return materialized
     catalog_form = parse_catalog_statement(cursor, text, first)
     if catalog_form is not None:
         return catalog_form

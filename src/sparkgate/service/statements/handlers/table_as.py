@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
-from sparkgate.service.catalog import current_catalog, quote_name
-from sparkgate.service.catalogs.spark import SESSION_CATALOG, configured
+from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import parse_plan, parse_statement
@@ -55,22 +55,6 @@ __all__ = ["create_table_as"]
 _SINKS = ("filesystem", "print", "blackhole")
 
 
-def _qualified(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, ...]:
-    """``name`` as catalog, database, table, as Spark resolves it."""
-    current = current_catalog(spark)
-    if len(name) > 1 and (name[0].lower() == SESSION_CATALOG or configured(spark, name[0])):
-        catalog, rest = name[0], name[1:]
-    else:
-        catalog, rest = current, name
-    if len(rest) == 1:
-        manager = spark._jsparkSession.sessionState().catalogManager()
-        namespace = tuple(str(part) for part in manager.currentNamespace())
-        if catalog != current:
-            namespace = ("default",)
-        rest = (*namespace, rest[0])
-    return (catalog, *rest)
-
-
 def _replaces_directory(spark: SparkSession, target: tuple[str, ...], path: str) -> bool:
     """Whether ``path`` is the directory of the ``target`` a REPLACE replaces."""
     old = lookup(spark, target)
@@ -94,7 +78,7 @@ def create_table_as(context: StatementContext, statement: TableAsSelect) -> Exec
         raise UnsupportedStatementError(
             f"Not a CREATE TABLE AS or REPLACE TABLE AS Spark can run: {statement.text}"
         )
-    target = _qualified(spark, ctas.name)
+    target = qualified_name(spark, ctas.name)
     shown = ".".join(target)
     if not database_exists(spark, target[:-1]):
         raise invalid(

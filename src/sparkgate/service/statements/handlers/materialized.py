@@ -1,0 +1,166 @@
+"""CREATE / ALTER / DROP / SHOW [CREATE] MATERIALIZED TABLE(S) (FLIP-435).
+
+The work is the gateway's materialized-table manager's
+(:mod:`sparkgate.service.materialized.manager`); these handlers read the
+statement, call it and answer in the session protocol's shape.
+"""
+
+from __future__ import annotations
+
+from sparkgate.api.errors import ExecutionError
+from sparkgate.service.materialized.definition import MaterializedTable
+from sparkgate.service.materialized.manager import MaterializedTableManager, Refresh
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.kinds import (
+    AlterMaterializedTable,
+    CreateMaterializedTable,
+    DropMaterializedTable,
+    ShowCreateMaterializedTable,
+    ShowMaterializedTables,
+)
+from sparkgate.service.statements.metadata import flink_shapes
+from sparkgate.service.statements.results import job_result, ok_result, table_result
+from sparkgate.sql.quoting import quote_identifier
+
+__all__ = [
+    "alter_materialized_table",
+    "create_materialized_table",
+    "drop_materialized_table",
+    "show_create_materialized_table",
+    "show_create_text",
+    "show_materialized_tables",
+]
+
+
+def _manager(context: StatementContext) -> MaterializedTableManager:
+    manager = context.state.materialized
+    if manager is None:
+        raise ExecutionError("Materialized tables are not available in this gateway")
+    return manager
+
+
+def _guarded(error: BaseException) -> ExecutionError:
+    return to_execution_error(error)
+
+
+def create_materialized_table(
+    context: StatementContext, statement: CreateMaterializedTable
+) -> Execution:
+    manager = _manager(context)
+    spark = context.session.spark
+    try:
+        if statement.or_alter:
+            identifier = manager.identifier(spark, statement.name)
+            if manager.read(spark, identifier) is not None:
+                manager.alter_query(spark, statement.name, statement.query)
+                return ok_result()
+        manager.create(
+            spark,
+            statement.name,
+            statement.query,
+            primary_key=statement.primary_key,
+            partition_keys=statement.partition_keys,
+            comment=statement.comment,
+            options=statement.options,
+            freshness=statement.freshness,
+            refresh_mode=statement.refresh_mode,
+            session_config=context.options(),
+            statement=statement.text,
+        )
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    return ok_result()
+
+
+def alter_materialized_table(
+    context: StatementContext, statement: AlterMaterializedTable
+) -> Execution:
+    manager = _manager(context)
+    spark = context.session.spark
+    try:
+        if statement.action == "SUSPEND":
+            manager.suspend(spark, statement.name)
+        elif statement.action == "RESUME":
+            manager.resume(spark, statement.name, statement.options)
+        elif statement.action == "AS":
+            assert statement.query is not None
+            manager.alter_query(spark, statement.name, statement.query)
+        else:
+            runtime = context.runtime
+            job = manager.refresh(
+                spark,
+                statement.name,
+                Refresh(static_partitions=dict(statement.partition)),
+                wait=runtime.dml_sync and not runtime.streaming,
+            )
+            return job_result(job.id)
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    return ok_result()
+
+
+def drop_materialized_table(
+    context: StatementContext, statement: DropMaterializedTable
+) -> Execution:
+    try:
+        _manager(context).drop(context.session.spark, statement.name, statement.if_exists)
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    return ok_result()
+
+
+def show_materialized_tables(
+    context: StatementContext, statement: ShowMaterializedTables
+) -> Execution:
+    try:
+        names = _manager(context).list(context.session.spark, statement.database)
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    like = statement.like
+    names = [n for n in names if like is None or like.matches(n)]
+    column = "table name" if flink_shapes(context.session) else "tableName"
+    return table_result([column], [[name] for name in names])
+
+
+def show_create_text(table: MaterializedTable, columns: list[tuple[str, str]]) -> str:
+    """``CREATE MATERIALIZED TABLE`` as Flink's SHOW CREATE prints it."""
+    lines = [f"  {quote_identifier(name)} {type_text}" for name, type_text in columns]
+    if table.primary_key:
+        listed = ", ".join(quote_identifier(k) for k in table.primary_key)
+        constraint = quote_identifier("PK_" + "_".join(table.primary_key))
+        lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
+    text = f"CREATE MATERIALIZED TABLE {table.name} (\n" + ",\n".join(lines) + "\n)\n"
+    if table.comment:
+        text += f"COMMENT {_literal(table.comment)}\n"
+    if table.partition_keys:
+        text += f"PARTITIONED BY ({', '.join(quote_identifier(k) for k in table.partition_keys)})\n"
+    if table.options:
+        text += "WITH (\n"
+        text += ",\n".join(f"  {_literal(k)} = {_literal(v)}" for k, v in table.options.items())
+        text += "\n)\n"
+    text += f"FRESHNESS = {table.freshness}\n"
+    text += f"REFRESH_MODE = {table.mode.value}\n"
+    return text + f"AS {table.query}\n"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def show_create_materialized_table(
+    context: StatementContext, statement: ShowCreateMaterializedTable
+) -> Execution:
+    spark = context.session.spark
+    try:
+        table = _manager(context).require(spark, statement.name)
+        assert table is not None
+        fields = spark.table(table.name).schema.fields
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    from sparkgate.service.spark.types import to_logical_type
+
+    columns = [(f.name, str(to_logical_type(f.dataType)).upper()) for f in fields]
+    column = "result" if flink_shapes(context.session) else "createtab_stmt"
+    return table_result([column], [[show_create_text(table, columns)]])
