@@ -52,7 +52,12 @@ from sparkgate.service.materialized.definition import (
     cron_of,
     derive_mode,
 )
-from sparkgate.service.materialized.upsert import Upsert
+from sparkgate.service.materialized.upsert import (
+    Files,
+    Upsert,
+    base_directory,
+    table_location,
+)
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.streaming import resolve
 from sparkgate.sql.quoting import quote_identifier
@@ -290,6 +295,12 @@ class MaterializedTableManager:
             default_full=self.settings.default_full,
         )
         cron = cron_of(fresh) if mode is RefreshMode.FULL else None
+        if mode is RefreshMode.CONTINUOUS and primary_key and partition_keys:
+            raise UnsupportedStatementError(
+                "A CONTINUOUS materialized table with a PRIMARY KEY cannot be PARTITIONED BY: "
+                "its upserts replace the table's files as a whole (use REFRESH_MODE = FULL, "
+                "or no partitions)"
+            )
         frame = _batch_frame(spark, query)
         columns = {f.name.lower() for f in frame.schema.fields}
         for what, keys in (("primary key", primary_key), ("partition", partition_keys)):
@@ -569,7 +580,12 @@ class MaterializedTableManager:
         if table is None:
             return False
         self._stop_refreshing(table)
+        keyed = table.mode is RefreshMode.CONTINUOUS and bool(table.primary_key)
+        location = table_location(spark, _quoted(table.identifier)) if keyed else None
         spark.sql(f"DROP TABLE {_quoted(table.identifier)}").collect()
+        if location is not None and _is_managed_version(location):
+            # DROP removes the current version only: its siblings (and the base) go too.
+            Files(spark).delete(base_directory(location))
         resolve.invalidate()
         log.info("Dropped materialized table %s", table.name)
         return True
@@ -664,6 +680,10 @@ class MaterializedTableManager:
             if pattern is not None:
                 out[key] = moment.strftime(_strftime(pattern))
         return out
+
+
+def _is_managed_version(location: str) -> bool:
+    return base_directory(location) != location.rstrip("/")
 
 
 def _continuous_summary(job_id: str | None, restore: str | None) -> str:

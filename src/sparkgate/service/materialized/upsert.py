@@ -2,34 +2,32 @@
 
 Spark 4.3 has no table format on Maven Central that merges rows (Delta Lake
 and Iceberg do not serve this Spark version yet), so the merge is done on
-the table's own files, exactly:
+the table's own Parquet (or other format) files, exactly and atomically for
+readers, with one version directory per micro-batch:
 
 1. the micro-batch's rows are reduced to the last one per key;
 2. the table's rows whose key is not in the batch, plus the batch's rows,
-   are written to a staging directory in the job's checkpoint
-   (``sparkgate-upsert/batch-<id>``; complete once Spark's ``_SUCCESS`` is
-   there);
-3. the table is overwritten from the staging directory (never from
-   itself), and the batch's id is recorded as committed
-   (``sparkgate-upsert/committed``, replaced atomically); then the staging
-   directory goes.
+   are written to a new version directory ``<base>/v-<batch id>`` beside
+   the table's current one (complete once Spark's ``_SUCCESS`` is there);
+3. the table's location moves to the new version (one metastore update:
+   a reader sees the old version or the new one, never a mix), the batch's
+   id is recorded as committed in the job's checkpoint, and versions older
+   than the previous one are deleted (a reader still on the previous
+   version keeps its files for one more interval).
 
 A micro-batch Spark replays after a crash is skipped if committed; if its
-staging directory is complete the overwrite is redone from it (the table may
-have been cut mid-overwrite), otherwise it is merged again from the table,
-which step 3 has not touched yet. So every micro-batch is applied once.
-The savepoint of SUSPEND copies the checkpoint, and with it this record.
-Readers see the table as of the last overwrite; a write costs the table's
-size, which suits tables of aggregates (the usual kind with a key).
+version directory is complete, step 3 is redone; otherwise it is merged
+again from the table, which step 3 has not moved yet. So every micro-batch
+is applied once. The savepoint of SUSPEND copies the checkpoint, and with
+it the record. A write costs the table's size, which suits tables of
+aggregates, the usual kind with a key. Such a table cannot be partitioned
+(a partitioned table's location does not move its partitions).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.sql.quoting import quote_identifier
 
@@ -38,11 +36,75 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-__all__ = ["Upsert"]
+__all__ = ["Files", "Upsert", "base_directory", "table_location"]
 
 log = logging.getLogger(__name__)
 
 _STATE = "sparkgate-upsert"
+_VERSION = "v-"
+
+
+def table_location(spark: SparkSession, table: str) -> str:
+    """The table's location, as the catalog has it."""
+    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
+        if str(row[0]).strip() == "Location":
+            return str(row[1]).strip()
+    raise ValueError(f"{table} has no location")
+
+
+def base_directory(location: str) -> str:
+    """Where a keyed table's version directories live: its first location."""
+    parent, _, last = location.rstrip("/").rpartition("/")
+    return parent if last.startswith(_VERSION) else location.rstrip("/")
+
+
+class Files:
+    """Hadoop's file system, so versions work on any file system Spark writes."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        sc = spark.sparkContext
+        self._jvm: Any = sc._jvm
+        self._conf = sc._jsc.hadoopConfiguration()
+
+    def _path(self, path: str) -> tuple[Any, Any]:
+        hadoop = self._jvm.org.apache.hadoop.fs.Path(path)
+        return hadoop.getFileSystem(self._conf), hadoop
+
+    def exists(self, path: str) -> bool:
+        fs, hadoop = self._path(path)
+        return bool(fs.exists(hadoop))
+
+    def read(self, path: str) -> str | None:
+        fs, hadoop = self._path(path)
+        if not fs.exists(hadoop):
+            return None
+        stream = fs.open(hadoop)
+        try:
+            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+
+    def write(self, path: str, text: str) -> None:
+        """Replace ``path``'s content atomically (write aside, then rename)."""
+        fs, hadoop = self._path(path)
+        aside = self._jvm.org.apache.hadoop.fs.Path(path + ".tmp")
+        stream = fs.create(aside, True)
+        try:
+            stream.write(bytearray(text.encode()))
+        finally:
+            stream.close()
+        fs.delete(hadoop, False)
+        fs.rename(aside, hadoop)
+
+    def children(self, path: str) -> list[str]:
+        fs, hadoop = self._path(path)
+        if not fs.exists(hadoop):
+            return []
+        return [str(status.getPath().getName()) for status in fs.listStatus(hadoop)]
+
+    def delete(self, path: str) -> None:
+        fs, hadoop = self._path(path)
+        fs.delete(hadoop, True)
 
 
 class Upsert:
@@ -54,27 +116,30 @@ class Upsert:
         self._key = key
 
     def start(self, writer: DataStreamWriter, checkpoint: str) -> StreamingQuery:
-        state = Path(checkpoint) / _STATE
+        state = f"{checkpoint.rstrip('/')}/{_STATE}"
 
         def on_batch(batch: DataFrame, batch_id: int) -> None:
             self.apply(batch, batch_id, state)
 
         return writer.foreachBatch(on_batch).start()
 
-    def apply(self, batch: DataFrame, batch_id: int, state: Path) -> None:
+    def apply(self, batch: DataFrame, batch_id: int, state: str) -> None:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        committed = _committed(state)
-        if committed is not None and batch_id <= committed:
+        spark = self._spark
+        files = Files(spark)
+        committed = files.read(f"{state}/committed")
+        if committed is not None and batch_id <= int(committed):
             log.info("%s: micro-batch %d was applied before, skipped", self._table, batch_id)
             return
-        spark = self._spark
-        staging = state / f"batch-{batch_id}"
-        keys = list(self._key)
-        if not (staging / "_SUCCESS").exists():
+        current_location = table_location(spark, self._table)
+        base = base_directory(current_location)
+        version = f"{base}/{_VERSION}{batch_id:012d}"
+        if not files.exists(f"{version}/_SUCCESS"):
             current = spark.table(self._table)
             columns = current.columns
+            keys = list(self._key)
             order = F.monotonically_increasing_id()
             window = Window.partitionBy(*keys).orderBy(order.desc())
             latest = (
@@ -84,25 +149,26 @@ class Upsert:
                 .select(*(quote_identifier(c) for c in columns))
             )
             kept = current.join(latest.select(*keys), on=keys, how="left_anti")
-            kept.unionByName(latest).write.mode("overwrite").parquet(str(staging))
-        columns = spark.table(self._table).columns
-        merged = spark.read.parquet(str(staging)).select(*(quote_identifier(c) for c in columns))
-        merged.write.insertInto(self._table, overwrite=True)
+            table_format = _format(spark, self._table)
+            kept.unionByName(latest).write.mode("overwrite").format(table_format).save(version)
+        escaped = version.replace("\\", "\\\\").replace("'", "\\'")
+        spark.sql(f"ALTER TABLE {self._table} SET LOCATION '{escaped}'").collect()
         spark.catalog.refreshTable(self._table)
-        _commit(state, batch_id)
-        for old in state.glob("batch-*"):
-            shutil.rmtree(old, ignore_errors=True)
+        files.write(f"{state}/committed", str(batch_id))
+        keep = {version.rpartition("/")[2], current_location.rstrip("/").rpartition("/")[2]}
+        for child in files.children(base):
+            if child.startswith(_VERSION) and child not in keep:
+                files.delete(f"{base}/{child}")
+        for child in files.children(base):
+            # The files of the table's first location, before its first version.
+            if not child.startswith(_VERSION) and not child.startswith((".", "_")):
+                if current_location.rstrip("/") == base:
+                    continue
+                files.delete(f"{base}/{child}")
 
 
-def _committed(state: Path) -> int | None:
-    try:
-        return int((state / "committed").read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def _commit(state: Path, batch_id: int) -> None:
-    state.mkdir(parents=True, exist_ok=True)
-    temporary = state / "committed.tmp"
-    temporary.write_text(str(batch_id))
-    os.replace(temporary, state / "committed")
+def _format(spark: SparkSession, table: str) -> str:
+    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
+        if str(row[0]).strip() == "Provider":
+            return str(row[1]).strip()
+    return "parquet"
