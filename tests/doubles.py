@@ -59,6 +59,7 @@ from sparkgate.api.service import GatewayService, OperationProgress, StaticResul
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType, check_transition
 from sparkgate.api.types import STRING, LogicalType, ResultSchema, TypeRoot
+from sparkgate.api.workflow import WorkflowScheduler
 
 __all__ = [
     "ENGINE_VERSION",
@@ -220,6 +221,8 @@ class FakeGatewayService:
         self.functions: list[FunctionInfo] = []
         self.system_functions: list[FunctionInfo] = []
         self.jobs: dict[str, JobInfo] = {}
+        self.workflow_scheduler: WorkflowScheduler[Any] | None = None
+        """What ``embedded_workflow_scheduler`` answers (None: not the embedded one)."""
         self.sessions: dict[SessionHandle, _Session] = {}
         self._operations: dict[OperationHandle, _Operation] = {}
         self._lock = threading.RLock()
@@ -613,6 +616,36 @@ class FakeGatewayService:
             job = replace(job, status=status, end_time=job.start_time + 1, savepoint=savepoint)
             self.jobs[job_id] = job
         return job
+
+    # -- materialized tables -------------------------------------------------------
+    def refresh_materialized_table(
+        self,
+        session: SessionHandle,
+        identifier: str,
+        *,
+        is_periodic: bool,
+        schedule_time: str | None = None,
+        dynamic_options: Mapping[str, str] | None = None,
+        static_partitions: Mapping[str, str] | None = None,
+        execution_config: Mapping[str, str] | None = None,
+    ) -> OperationHandle:
+        self._record(
+            "refresh_materialized_table",
+            session,
+            identifier,
+            is_periodic=is_periodic,
+            schedule_time=schedule_time,
+            dynamic_options=dynamic_options,
+            static_partitions=static_partitions,
+            execution_config=execution_config,
+        )
+        self._session(session)
+        canned = self._canned(f"REFRESH MATERIALIZED TABLE {identifier}")
+        return self._start(session, canned, OperationType.EXECUTE_STATEMENT)
+
+    def embedded_workflow_scheduler(self) -> WorkflowScheduler[Any] | None:
+        self._record("embedded_workflow_scheduler")
+        return self.workflow_scheduler
 
 
 # The double must stay a GatewayService: a Protocol method it lacks fails at import.

@@ -225,3 +225,133 @@ def test_unknown_scheduler_type_stops_the_start(spark: Any, tmp_path: Path):
     bad = {"sql-gateway.data-dir": str(tmp_path), "workflow-scheduler.embedded.nope": "1"}
     with pytest.raises(ConfigurationError, match=r"workflow-scheduler\.embedded\.nope"):
         SparkGatewayService(Configuration(bad), spark=spark)
+
+
+def test_drop_table_of_a_materialized_table_is_refused(
+    mt_service: SparkGatewayService, s: SessionHandle
+):
+    service = mt_service
+    src = _source(service, s, "(1, 1.00, 'a')")
+    mt = unique_name("keep")
+    run(service, s, f"CREATE MATERIALIZED TABLE {mt} REFRESH_MODE = FULL AS SELECT * FROM {src}")
+    assert "DROP MATERIALIZED TABLE" in error_text(service, s, f"DROP TABLE {mt}")
+    assert _describe(service, s, mt)["refresh status"] == "ACTIVATED"
+    run(service, s, f"DROP TABLE {src}")  # a plain table still drops
+    run(service, s, f"DROP MATERIALIZED TABLE {mt}")
+
+
+def test_the_rest_refresh_call_from_outside(mt_service: SparkGatewayService, s: SessionHandle):
+    """What an external scheduler does: POST .../materialized-tables/<id>/refresh."""
+    import httpx
+
+    from sparkgate.endpoints.rest.server import RestEndpoint
+    from tests.rest.conftest import settings
+
+    service = mt_service
+    src = _source(service, s, "(1, 1.00, '2024-03-01'), (2, 2.00, '2024-03-02')")
+    mt = unique_name("rest")
+    run(
+        service,
+        s,
+        f"CREATE MATERIALIZED TABLE {mt} PARTITIONED BY (ds) "
+        "WITH ('partition.fields.ds.date-formatter' = 'yyyy-MM-dd') "
+        f"FRESHNESS = INTERVAL '1' DAY AS SELECT id, ds FROM {src}",
+    )
+    endpoint = RestEndpoint(service, settings())
+    endpoint.start()
+    try:
+        with httpx.Client(base_url=endpoint.address, timeout=60) as http:
+            handle = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+            url = f"/v4/sessions/{handle}/materialized-tables/spark_catalog.default.{mt}/refresh"
+            response = http.post(
+                url, json={"isPeriodic": True, "scheduleTime": "2024-03-02 00:00:00"}
+            )
+            assert response.status_code == 200, response.text
+            operation = response.json()["operationHandle"]
+            result = http.get(f"/v4/sessions/{handle}/operations/{operation}/result/0")
+            while result.json()["resultType"] == "NOT_READY":
+                result = http.get(f"/v4/sessions/{handle}/operations/{operation}/result/0")
+            columns = [c["name"] for c in result.json()["results"]["columns"]]
+            assert columns == ["job id", "cluster info"]
+            job_id = result.json()["results"]["data"][0]["fields"][0]
+            assert _wait(lambda: service.describe_job(job_id).status.value == "FINISHED")
+            # Only the partition of scheduleTime - 1 day was refreshed.
+            assert run(service, s, f"SELECT id, ds FROM {mt}") == [(1, "2024-03-01")]
+            bad = http.post(url.replace("spark_catalog.default.", ""), json={"isPeriodic": False})
+            assert bad.status_code == 400 and "fully qualified" in bad.json()["errors"][0]
+            late = http.post(url, json={"isPeriodic": True, "scheduleTime": "yesterday"})
+            assert late.status_code == 400 and "scheduleTime" in late.json()["errors"][0]
+    finally:
+        endpoint.stop()
+    run(service, s, f"DROP MATERIALIZED TABLE {mt}")
+
+
+def test_a_scheduler_plugin_gets_every_operation(spark: Any, tmp_path: Path):
+    """A second scheduler, found through its entry point, hears create, suspend,
+    resume (with the dynamic options), a cron change and delete; its options come
+    without their prefix, and its failure leaves no table."""
+    import sys
+
+    from sparkgate.api.session import SessionEnvironment
+    from tests import workflow_recorder
+
+    plugin_dir = tmp_path / "site"
+    dist = plugin_dir / "workflow_recorder-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: workflow-recorder\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[sparkgate.workflow_schedulers]\nrecorder = tests.workflow_recorder:RecordingFactory\n"
+    )
+    sys.path.insert(0, str(plugin_dir))
+    workflow_recorder.OPERATIONS.clear()
+    try:
+        service = make_service(
+            spark,
+            **{
+                "sql-gateway.data-dir": str(tmp_path / "data"),
+                "workflow-scheduler.type": "recorder",
+                "workflow-scheduler.recorder.endpoint": "http://scheduler:8080",
+            },
+        )
+    finally:
+        sys.path.remove(str(plugin_dir))
+    try:
+        assert service.embedded_workflow_scheduler() is None
+        s = service.open_session(SessionEnvironment())
+        src = _source(service, s, "(1, 1.00, 'a')")
+        mt = unique_name("plug")
+        run(
+            service,
+            s,
+            f"CREATE MATERIALIZED TABLE {mt} FRESHNESS = INTERVAL '1' HOUR AS SELECT * FROM {src}",
+        )
+        assert _describe(service, s, mt)["refresh handler"] == "recorded workflow wf-0"
+        run(service, s, f"ALTER MATERIALIZED TABLE {mt} SUSPEND")
+        run(service, s, f"ALTER MATERIALIZED TABLE {mt} RESUME WITH ('sink.parallelism' = '2')")
+        run(
+            service,
+            s,
+            f"CREATE OR ALTER MATERIALIZED TABLE {mt} FRESHNESS = INTERVAL '2' HOUR "
+            f"AS SELECT * FROM {src}",
+        )
+        assert _describe(service, s, mt)["freshness"] == "INTERVAL '2' HOUR"
+        run(service, s, f"DROP MATERIALIZED TABLE {mt}")
+        kinds = [name for name, _ in workflow_recorder.OPERATIONS]
+        assert kinds == [
+            "open",
+            "create",
+            "SuspendRefreshWorkflow",
+            "ResumeRefreshWorkflow",
+            "ModifyRefreshWorkflowCronExpr",
+            "delete",
+        ]
+        ops = dict(workflow_recorder.OPERATIONS)
+        assert ops["open"] == {"endpoint": "http://scheduler:8080"}
+        assert ops["create"].cron_expression == "0 0 0/1 * * ? *"
+        assert ops["create"].materialized_table == f"`spark_catalog`.`default`.`{mt}`"
+        assert dict(ops["ResumeRefreshWorkflow"].dynamic_options) == {"sink.parallelism": "2"}
+        assert ops["ModifyRefreshWorkflowCronExpr"].cron_expression == "0 0 0/2 * * ? *"
+        assert ops["delete"].refresh_handler.workflow_id == "wf-0"
+    finally:
+        service.stop()
+    assert workflow_recorder.OPERATIONS[-1][0] == "close"

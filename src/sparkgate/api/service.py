@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sparkgate.api.catalog import (
     CatalogTable,
@@ -25,6 +25,7 @@ from sparkgate.api.results import FetchOrientation, GatewayInfo, OperationInfo, 
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationType
 from sparkgate.api.types import ResultSchema
+from sparkgate.api.workflow import WorkflowScheduler
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -182,4 +183,32 @@ class GatewayService(Protocol):
         ``savepoint`` says where the savepoint is; otherwise it ends CANCELED.
         ``drain`` lets the micro-batch in flight commit longer before stopping.
         """
+        ...
+
+    # -- materialized tables (FLIP-448) ----------------------------------------
+    def refresh_materialized_table(
+        self,
+        session: SessionHandle,
+        identifier: str,
+        *,
+        is_periodic: bool,
+        schedule_time: str | None = None,
+        dynamic_options: Mapping[str, str] | None = None,
+        static_partitions: Mapping[str, str] | None = None,
+        execution_config: Mapping[str, str] | None = None,
+    ) -> OperationHandle:
+        """Start one refresh of a materialized table; the operation's result is the
+        refresh job's id and cluster information.
+
+        ``identifier`` must be ``catalog.database.table``; ``schedule_time`` is
+        ``yyyy-MM-dd HH:mm:ss`` in the gateway's time zone (a periodic refresh
+        overwrites the partition of ``schedule_time`` minus the freshness where
+        the table has a date formatter). Malformed input raises
+        ``SqlParseError`` before any operation starts.
+        """
+        ...
+
+    def embedded_workflow_scheduler(self) -> WorkflowScheduler[Any] | None:
+        """The gateway's workflow scheduler when it is the built-in ``embedded`` one
+        (whose REST routes Flink's V3 API has), else None."""
         ...

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -46,7 +46,7 @@ from sparkgate.api.service import OperationProgress, StaticResult
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
-from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT
+from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT, WorkflowScheduler
 from sparkgate.service import catalog, completion, options
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
@@ -519,6 +519,11 @@ class SparkGatewayService:
             config=execution_config,
         )
         return target.operations.submit(operation)
+
+    def embedded_workflow_scheduler(self) -> WorkflowScheduler[Any] | None:
+        if self.config.get(options.WORKFLOW_SCHEDULER_TYPE) != "embedded":
+            return None
+        return self._materialized.scheduler
 
     # -- jobs ------------------------------------------------------------------------
     @property

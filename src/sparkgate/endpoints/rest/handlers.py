@@ -8,6 +8,7 @@ them to :mod:`errors`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,6 +20,13 @@ from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.service import GatewayService
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.session_options import configured_time_zones
+from sparkgate.api.workflow import (
+    CreatePeriodicRefreshWorkflow,
+    DeleteRefreshWorkflow,
+    ResumeRefreshWorkflow,
+    SuspendRefreshWorkflow,
+    WorkflowScheduler,
+)
 from sparkgate.endpoints.rest.errors import RestError
 from sparkgate.endpoints.rest.messages import (
     Body,
@@ -252,6 +260,94 @@ async def fetch_results(call: Call) -> Response:
 
 # -- protocol routes sparkgate does not serve ----------------------------------------
 
+# -- materialized tables (FLIP-448) ------------------------------------------------
+
+
+async def refresh_materialized_table(call: Call) -> Response:
+    session = call.session()
+    identifier = call.param("identifier")
+    body = call.body
+    # Flink's body bean carries the flag twice (isPeriodic, and Jackson's periodic).
+    periodic = body.boolean("isPeriodic")
+    if periodic is None:
+        periodic = body.boolean("periodic")
+    if periodic is None:
+        raise RestError(400, "Field 'isPeriodic' is required.")
+    schedule_time = body.string("scheduleTime") or None
+    dynamic = body.string_map("dynamicOptions")
+    partitions = body.string_map("staticPartitions")
+    config = body.string_map("executionConfig")
+    handle = await call.run(
+        lambda: call.service.refresh_materialized_table(
+            session,
+            identifier,
+            is_periodic=periodic,
+            schedule_time=schedule_time,
+            dynamic_options=dynamic,
+            static_partitions=partitions,
+            execution_config=config,
+        )
+    )
+    return json_response({"operationHandle": str(handle)})
+
+
+def _embedded(call: Call) -> WorkflowScheduler[Any]:
+    scheduler = call.service.embedded_workflow_scheduler()
+    if scheduler is None:
+        raise RestError(
+            404,
+            "The embedded workflow scheduler is not this gateway's scheduler "
+            "(see workflow-scheduler.type).",
+        )
+    return scheduler
+
+
+def _workflow_handler(call: Call, scheduler: WorkflowScheduler[Any]) -> Any:
+    """The embedded scheduler's refresh handler the body names."""
+    name = call.body.required_string("workflowName")
+    group = call.body.required_string("workflowGroup")
+    data = json.dumps({"workflowName": name, "workflowGroup": group}).encode()
+    return scheduler.refresh_handler_serializer().deserialize(data)
+
+
+async def create_embedded_workflow(call: Call) -> Response:
+    scheduler = _embedded(call)
+    body = call.body
+    table = body.required_string("materializedTableIdentifier")
+    workflow = CreatePeriodicRefreshWorkflow(
+        materialized_table=table,
+        description=f"Refresh of materialized table {table}",
+        cron_expression=body.required_string("cronExpression"),
+        init_config=body.string_map("initConfig"),
+        execution_config=body.string_map("executionConfig"),
+        rest_endpoint_url=body.string("restEndpointUrl"),
+    )
+    handler = await call.run(lambda: scheduler.create_refresh_workflow(workflow))
+    return json_response(json.loads(scheduler.refresh_handler_serializer().serialize(handler)))
+
+
+async def suspend_embedded_workflow(call: Call) -> Response:
+    scheduler = _embedded(call)
+    handler = _workflow_handler(call, scheduler)
+    await call.run(lambda: scheduler.modify_refresh_workflow(SuspendRefreshWorkflow(handler)))
+    return json_response({})
+
+
+async def resume_embedded_workflow(call: Call) -> Response:
+    scheduler = _embedded(call)
+    handler = _workflow_handler(call, scheduler)
+    resume = ResumeRefreshWorkflow(handler, dynamic_options=call.body.string_map("dynamicOptions"))
+    await call.run(lambda: scheduler.modify_refresh_workflow(resume))
+    return json_response({})
+
+
+async def delete_embedded_workflow(call: Call) -> Response:
+    scheduler = _embedded(call)
+    handler = _workflow_handler(call, scheduler)
+    await call.run(lambda: scheduler.delete_refresh_workflow(DeleteRefreshWorkflow(handler)))
+    return json_response({})
+
+
 _NOT_IMPLEMENTED = {
     "deployScript": (
         "Deploying a script to an application cluster is not supported by sparkgate: "
@@ -259,15 +355,12 @@ _NOT_IMPLEMENTED = {
         "with POST /sessions/:session_handle/statements."
     ),
 }
-_MATERIALIZED = (
-    "Materialized tables are not supported by sparkgate yet, so '{name}' "
-    "({method} {path}) is not implemented."
-)
+_MISSING = "sparkgate does not implement '{name}' ({method} {path})."
 
 
 def not_implemented(route: RouteSpec) -> Handler:
     """A handler answering 501: the route is in the protocol, sparkgate lacks the feature."""
-    message = _NOT_IMPLEMENTED.get(route.name) or _MATERIALIZED.format(
+    message = _NOT_IMPLEMENTED.get(route.name) or _MISSING.format(
         name=route.name, method=route.method, path=route.path
     )
 
@@ -292,4 +385,9 @@ HANDLERS: Mapping[str, Handler] = {
     "cancelOperation": cancel_operation,
     "closeOperation": close_operation,
     "fetchResults": fetch_results,
+    "refreshMaterializedTable": refresh_materialized_table,
+    "createEmbeddedSchedulerWorkflow": create_embedded_workflow,
+    "suspendEmbeddedSchedulerWorkflow": suspend_embedded_workflow,
+    "resumeEmbeddedSchedulerWorkflow": resume_embedded_workflow,
+    "deleteEmbeddedSchedulerWorkflow": delete_embedded_workflow,
 }

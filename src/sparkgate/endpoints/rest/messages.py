@@ -110,6 +110,12 @@ class Body:
             raise _bad_request(f"Field '{name}' must be an integer, not {_json_type(value)}.")
         return value
 
+    def boolean(self, name: str, *, required: bool = False) -> bool | None:
+        value = self._get(name, required)
+        if value is not None and not isinstance(value, bool):
+            raise _bad_request(f"Field '{name}' must be a boolean, not {_json_type(value)}.")
+        return value
+
     def string_map(self, name: str) -> dict[str, str]:
         value = self._get(name, False)
         if value is None:

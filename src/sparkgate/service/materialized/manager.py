@@ -30,10 +30,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.session_options import RUNTIME_MODE
 from sparkgate.api.workflow import (
     SCHEDULE_TIME_FORMAT,
     CreatePeriodicRefreshWorkflow,
     DeleteRefreshWorkflow,
+    ModifyRefreshWorkflowCronExpr,
     ResumeRefreshWorkflow,
     SuspendRefreshWorkflow,
     WorkflowError,
@@ -58,6 +60,7 @@ from sparkgate.service.materialized.upsert import (
     base_directory,
     table_location,
 )
+from sparkgate.service.materialized.versions import replace_contents
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.streaming import resolve
 from sparkgate.sql.quoting import quote_identifier
@@ -137,6 +140,7 @@ class MaterializedTableManager:
         self.settings = settings or MaterializedSettings()
         self._spark: SparkSession | None = None
         self._locks: dict[tuple[str, str, str], threading.Lock] = {}
+        self._catalog_locks: dict[tuple[str, str, str], threading.RLock] = {}
         self._locks_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -171,8 +175,16 @@ class MaterializedTableManager:
         return spark
 
     def _table_lock(self, identifier: tuple[str, str, str]) -> threading.Lock:
+        """Held by a refresh from start to end: one refresh of a table at a time."""
         with self._locks_lock:
             return self._locks.setdefault(identifier, threading.Lock())
+
+    def _catalog_lock(self, identifier: tuple[str, str, str]) -> threading.RLock:
+        """Held around every change of the table's catalog entry. Spark rewrites the
+        whole entry on each ALTER TABLE (read, change, write back): a location swap
+        and a status change at once would each undo the other."""
+        with self._locks_lock:
+            return self._catalog_locks.setdefault(identifier, threading.RLock())
 
     # -- reading -------------------------------------------------------------------------
     def identifier(self, spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str, str]:
@@ -241,7 +253,10 @@ class MaterializedTableManager:
     def _save(self, spark: SparkSession, table: MaterializedTable) -> None:
         props = table.properties()
         text = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in props.items())
-        spark.sql(f"ALTER TABLE {_quoted(table.identifier)} SET TBLPROPERTIES ({text})").collect()
+        with self._catalog_lock(table.identifier):
+            spark.sql(
+                f"ALTER TABLE {_quoted(table.identifier)} SET TBLPROPERTIES ({text})"
+            ).collect()
 
     # -- creating ------------------------------------------------------------------------
     def create(
@@ -401,7 +416,11 @@ class MaterializedTableManager:
         spark = self._job_session()
         trigger_s = float(table.freshness.seconds)
         name = table.name
-        upsert = Upsert(spark, table.identifier, table.primary_key) if table.primary_key else None
+        upsert = (
+            Upsert(spark, table.identifier, table.primary_key, self._catalog_lock(table.identifier))
+            if table.primary_key
+            else None
+        )
 
         def start(checkpoint: str) -> StreamingQuery:
             frame = _stream_frame(spark, table.query, trigger_s)
@@ -432,7 +451,7 @@ class MaterializedTableManager:
             ".".join(table.identifier),
             [start],
             savepoint=restore,
-            options={TABLE_OPTION: name, "execution.runtime-mode": "streaming"},
+            options={TABLE_OPTION: name, RUNTIME_MODE.key: "streaming"},
         )
         data = json.dumps({"jobId": job.id, "restorePath": restore}).encode()
         return table.with_handler(_continuous_summary(job.id, restore), data)
@@ -569,8 +588,39 @@ class MaterializedTableManager:
             resolve.invalidate()
         table = replace(table, query=query)
         if running:
-            # A new query has new state: its job starts from the data, not a checkpoint.
+            # A new query has new state: its job reads its sources from the start into an
+            # emptied table (a checkpoint of the old query would not fit it).
+            spark.sql(f"TRUNCATE TABLE {_quoted(table.identifier)}").collect()
             table = self._start_continuous(table, restore=None)
+        self._save(spark, table)
+        return table
+
+    def alter_freshness(
+        self, spark: SparkSession, name: tuple[str, ...], freshness: Freshness
+    ) -> MaterializedTable:
+        """A new FRESHNESS (``CREATE OR ALTER``): a FULL table's workflow gets the new
+        cron; a running CONTINUOUS table's job goes on from a savepoint at the new pace."""
+        table = self.require(spark, name)
+        assert table is not None
+        if freshness == table.freshness:
+            return table
+        if table.mode is RefreshMode.FULL:
+            cron = cron_of(freshness)
+            self._require_scheduler().modify_refresh_workflow(
+                ModifyRefreshWorkflowCronExpr(self._handler(table), cron_expression=cron)
+            )
+            table = replace(table, freshness=freshness)
+        elif table.status is RefreshStatus.ACTIVATED:
+            job = self._job_of(table)
+            restore = None
+            if job is not None and not job.status.is_terminal:
+                assert self._spark is not None
+                restore = self._jobs.stop_job(
+                    self._spark.sparkContext, job.id, savepoint=True
+                ).savepoint
+            table = self._start_continuous(replace(table, freshness=freshness), restore=restore)
+        else:
+            table = replace(table, freshness=freshness)
         self._save(spark, table)
         return table
 
@@ -580,10 +630,9 @@ class MaterializedTableManager:
         if table is None:
             return False
         self._stop_refreshing(table)
-        keyed = table.mode is RefreshMode.CONTINUOUS and bool(table.primary_key)
-        location = table_location(spark, _quoted(table.identifier)) if keyed else None
+        location = table_location(spark, _quoted(table.identifier))
         spark.sql(f"DROP TABLE {_quoted(table.identifier)}").collect()
-        if location is not None and _is_managed_version(location):
+        if _is_managed_version(location):
             # DROP removes the current version only: its siblings (and the base) go too.
             Files(spark).delete(base_directory(location))
         resolve.invalidate()
@@ -605,7 +654,6 @@ class MaterializedTableManager:
         assert table is not None
         partitions = self._partitions(table, request)
         job_spark = self._job_session(request.execution_config)
-        target = _quoted(table.identifier)
         lock = self._table_lock(table.identifier)
         statement = f"INSERT OVERWRITE {table.name}"
         if partitions:
@@ -615,37 +663,24 @@ class MaterializedTableManager:
             statement += f" PARTITION ({spec})"
         statement += f" {table.query}"
 
+        keep_s = max(60.0, 2.0 * table.freshness.seconds)
+
         def action() -> None:
             with lock:
                 frame = _batch_frame(job_spark, table.query)
-                columns = job_spark.table(target).columns
-                if partitions:
-                    rest = [c for c in columns if c.lower() not in {k.lower() for k in partitions}]
-                    view = f"__sparkgate_refresh_{threading.get_ident()}"
-                    condition = " AND ".join(
-                        f"{quote_identifier(k)} = {_literal(v)}" for k, v in partitions.items()
-                    )
-                    frame.createOrReplaceTempView(view)
-                    spec = ", ".join(
-                        f"{quote_identifier(k)} = {_literal(v)}" for k, v in partitions.items()
-                    )
-                    try:
-                        job_spark.sql(
-                            f"INSERT OVERWRITE TABLE {target} PARTITION ({spec}) "
-                            f"SELECT {', '.join(quote_identifier(c) for c in rest)} "
-                            f"FROM {view} WHERE {condition}"
-                        ).collect()
-                    finally:
-                        job_spark.catalog.dropTempView(view)
-                else:
-                    frame.select(*(quote_identifier(c) for c in columns)).write.insertInto(
-                        target, overwrite=True
-                    )
-                job_spark.catalog.refreshTable(target)
+                replace_contents(
+                    job_spark,
+                    table.identifier,
+                    frame,
+                    table.partition_keys,
+                    partitions or None,
+                    keep_s,
+                    self._catalog_lock(table.identifier),
+                )
 
         sc = job_spark.sparkContext
         job_name = f"{'.'.join(table.identifier)} refresh"
-        job_options = {TABLE_OPTION: table.name, "execution.runtime-mode": "batch"}
+        job_options = {TABLE_OPTION: table.name, RUNTIME_MODE.key: "batch"}
         if wait:
             return self._jobs.run_batch(
                 sc, statement, job_name, action, cancelled=lambda: False, options=job_options

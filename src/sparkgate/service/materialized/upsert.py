@@ -27,6 +27,7 @@ aggregates, the usual kind with a key. Such a table cannot be partitioned
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.sql.quoting import quote_identifier
@@ -110,8 +111,15 @@ class Files:
 class Upsert:
     """Applies a stream's micro-batches to ``identifier`` as upserts on ``key``."""
 
-    def __init__(self, spark: SparkSession, identifier: tuple[str, ...], key: tuple[str, ...]):
+    def __init__(
+        self,
+        spark: SparkSession,
+        identifier: tuple[str, ...],
+        key: tuple[str, ...],
+        catalog_lock: AbstractContextManager[Any],
+    ) -> None:
         self._spark = spark
+        self._catalog_lock = catalog_lock
         self._table = ".".join(quote_identifier(p) for p in identifier)
         self._key = key
 
@@ -152,7 +160,8 @@ class Upsert:
             table_format = _format(spark, self._table)
             kept.unionByName(latest).write.mode("overwrite").format(table_format).save(version)
         escaped = version.replace("\\", "\\\\").replace("'", "\\'")
-        spark.sql(f"ALTER TABLE {self._table} SET LOCATION '{escaped}'").collect()
+        with self._catalog_lock:
+            spark.sql(f"ALTER TABLE {self._table} SET LOCATION '{escaped}'").collect()
         spark.catalog.refreshTable(self._table)
         files.write(f"{state}/committed", str(batch_id))
         keep = {version.rpartition("/")[2], current_location.rstrip("/").rpartition("/")[2]}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from sparkgate.service.operation.operation import Execution
+from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.spark.plans import parse_statement
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.frames import frame_execution
 from sparkgate.service.statements.kinds import SparkCommand, SparkSet
@@ -11,7 +13,28 @@ from sparkgate.service.streaming.strategy import invalidate_tables, spark_statem
 __all__ = ["run_command"]
 
 
+def _refuse_materialized(context: StatementContext, statement: SparkCommand) -> None:
+    """DROP TABLE of a materialized table would leave its job or workflow behind."""
+    manager = context.state.materialized
+    if manager is None or statement.keywords[:2] != ("DROP", "TABLE"):
+        return
+    spark = context.session.spark
+    plan = parse_statement(spark, statement.text)
+    if plan is None or plan.kind != "DropTable" or not plan.names:
+        return
+    try:
+        table = manager.read(spark, manager.identifier(spark, plan.names[0]))
+    except Exception:
+        return  # Spark says what is wrong with the name when it runs the statement
+    if table is not None:
+        raise invalid(
+            f"Table {table.name} is a materialized table: drop it with DROP MATERIALIZED TABLE "
+            "(which also stops its refreshes)."
+        )
+
+
 def run_command(context: StatementContext, statement: SparkCommand) -> Execution:
+    _refuse_materialized(context, statement)
     try:
         df = spark_statement(context.session, statement.text)
     finally:

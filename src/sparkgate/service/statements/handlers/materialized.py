@@ -11,7 +11,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.service.materialized.definition import MaterializedTable
 from sparkgate.service.materialized.manager import MaterializedTableManager, Refresh
 from sparkgate.service.operation.operation import Execution
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import (
     AlterMaterializedTable,
@@ -53,8 +53,18 @@ def create_materialized_table(
     try:
         if statement.or_alter:
             identifier = manager.identifier(spark, statement.name)
-            if manager.read(spark, identifier) is not None:
-                manager.alter_query(spark, statement.name, statement.query)
+            existing = manager.read(spark, identifier)
+            if existing is not None:
+                mode = statement.refresh_mode
+                if mode is not None and mode != existing.mode.value:
+                    raise invalid(
+                        f"Materialized table {existing.name} is refreshed {existing.mode.value}: "
+                        "CREATE OR ALTER cannot change its refresh mode (drop and create it)"
+                    )
+                if statement.query != existing.query:
+                    manager.alter_query(spark, statement.name, statement.query)
+                if statement.freshness is not None:
+                    manager.alter_freshness(spark, statement.name, statement.freshness)
                 return ok_result()
         manager.create(
             spark,
