@@ -115,6 +115,9 @@ def test_continuous_with_primary_key_holds_the_aggregate(
     def current() -> list[tuple[Any, ...]]:
         return _rows(service, s, f"SELECT k, n, total FROM {mt}")
 
+    # A session that described the table first still sees every new version.
+    assert _describe(service, s, mt)["refresh mode"] == "CONTINUOUS"
+
     def truth() -> list[tuple[Any, ...]]:
         return _rows(service, s, query)
 

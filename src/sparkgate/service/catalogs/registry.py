@@ -126,8 +126,10 @@ class CatalogRegistry:
                 plugins.apply_options(spark, name, options)
             self._sessions.add(spark)
 
-    def _live_sessions(self) -> list[SparkSession]:
-        return list(self._sessions)
+    def live_sessions(self) -> list[SparkSession]:
+        """Every Spark session of the gateway still open (each attached one)."""
+        with self._lock:
+            return list(self._sessions)
 
     # -- changing ----------------------------------------------------------------
     def _type(self, definition: CatalogDefinition) -> CatalogType:
@@ -185,7 +187,7 @@ class CatalogRegistry:
                 raise
             self._definitions[definition.name] = definition
             self._options[definition.name] = options
-            for session in self._live_sessions():
+            for session in self.live_sessions():
                 plugins.apply_options(session, definition.name, options)
             log.info("Catalog %s created (type %s)", definition.name, definition.type)
             return True
@@ -222,7 +224,7 @@ class CatalogRegistry:
             self._definitions[name] = new
             self._options[name] = options
             if options != old_options:
-                for session in self._live_sessions():
+                for session in self.live_sessions():
                     plugins.remove_options(session, name, old_options)
                     plugins.apply_options(session, name, options)
                     plugins.evict(session, name)
@@ -250,7 +252,7 @@ class CatalogRegistry:
                 )
             users = sum(
                 1
-                for session in self._live_sessions()
+                for session in self.live_sessions()
                 if session is not spark and _current_or_none(session) == name
             )
             if users:
@@ -262,7 +264,7 @@ class CatalogRegistry:
             self._store.remove(name)
             options = self._options.pop(name)
             del self._definitions[name]
-            for session in self._live_sessions():
+            for session in self.live_sessions():
                 plugins.remove_options(session, name, options)
                 plugins.evict(session, name)
             self._types[definition.type].release(spark, definition)

@@ -141,6 +141,8 @@ class MaterializedTableManager:
         self._spark: SparkSession | None = None
         self._locks: dict[tuple[str, str, str], threading.Lock] = {}
         self._catalog_locks: dict[tuple[str, str, str], threading.RLock] = {}
+        # Periodic refreshes submitted but waiting for the table: (table, partitions) -> job.
+        self._waiting: dict[tuple[tuple[str, str, str], tuple[tuple[str, str], ...]], str] = {}
         self._locks_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -178,6 +180,22 @@ class MaterializedTableManager:
         """Held by a refresh from start to end: one refresh of a table at a time."""
         with self._locks_lock:
             return self._locks.setdefault(identifier, threading.Lock())
+
+    def _seen_everywhere(self, identifier: tuple[str, str, str]) -> None:
+        """The table moved to new files: every session plans it anew. (A session keeps
+        the relation it resolved, location included, until its cached entry goes.)"""
+        if self._spark is None:
+            return
+        jvm: Any = self._spark.sparkContext._jvm
+        some = jvm.scala.Some
+        name = jvm.org.apache.spark.sql.catalyst.TableIdentifier(
+            identifier[2], some(identifier[1]), some(identifier[0])
+        )
+        for session in self._catalogs.live_sessions():
+            try:
+                session._jsparkSession.sessionState().catalog().invalidateCachedTable(name)
+            except Exception:
+                log.debug("Could not invalidate %s in a session", identifier, exc_info=True)
 
     def _catalog_lock(self, identifier: tuple[str, str, str]) -> threading.RLock:
         """Held around every change of the table's catalog entry. Spark rewrites the
@@ -417,7 +435,13 @@ class MaterializedTableManager:
         trigger_s = float(table.freshness.seconds)
         name = table.name
         upsert = (
-            Upsert(spark, table.identifier, table.primary_key, self._catalog_lock(table.identifier))
+            Upsert(
+                spark,
+                table.identifier,
+                table.primary_key,
+                self._catalog_lock(table.identifier),
+                lambda: self._seen_everywhere(table.identifier),
+            )
             if table.primary_key
             else None
         )
@@ -664,9 +688,25 @@ class MaterializedTableManager:
         statement += f" {table.query}"
 
         keep_s = max(60.0, 2.0 * table.freshness.seconds)
+        key = (table.identifier, tuple(sorted(partitions.items())))
+        if request.periodic:
+            # A periodic refresh of what a refresh still waiting to start will refresh
+            # anyway joins it: fires faster than refreshes do not pile up.
+            with self._locks_lock:
+                waiting = self._waiting.get(key)
+            if waiting is not None:
+                log.info(
+                    "Refresh of %s joins job %s, which has not started yet", table.name, waiting
+                )
+                return self._jobs.get(waiting)
+        started = threading.Event()
 
         def action() -> None:
             with lock:
+                started.set()
+                with self._locks_lock:
+                    if self._waiting.get(key) == job_id[0]:
+                        del self._waiting[key]
                 frame = _batch_frame(job_spark, table.query)
                 replace_contents(
                     job_spark,
@@ -676,16 +716,23 @@ class MaterializedTableManager:
                     partitions or None,
                     keep_s,
                     self._catalog_lock(table.identifier),
+                    lambda: self._seen_everywhere(table.identifier),
                 )
 
         sc = job_spark.sparkContext
         job_name = f"{'.'.join(table.identifier)} refresh"
         job_options = {TABLE_OPTION: table.name, RUNTIME_MODE.key: "batch"}
+        job_id: list[str] = [""]
         if wait:
             return self._jobs.run_batch(
                 sc, statement, job_name, action, cancelled=lambda: False, options=job_options
             )
-        return self._jobs.submit_batch(sc, statement, job_name, action, options=job_options)
+        with self._locks_lock:
+            job = self._jobs.submit_batch(sc, statement, job_name, action, options=job_options)
+            job_id[0] = job.id
+            if request.periodic and not started.is_set():
+                self._waiting[key] = job.id
+        return job
 
     def _partitions(self, table: MaterializedTable, request: Refresh) -> dict[str, str]:
         keys = {k.lower(): k for k in table.partition_keys}

@@ -27,6 +27,7 @@ aggregates, the usual kind with a key. Such a table cannot be partitioned
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -117,9 +118,11 @@ class Upsert:
         identifier: tuple[str, ...],
         key: tuple[str, ...],
         catalog_lock: AbstractContextManager[Any],
+        moved: Callable[[], None],
     ) -> None:
         self._spark = spark
         self._catalog_lock = catalog_lock
+        self._moved = moved
         self._table = ".".join(quote_identifier(p) for p in identifier)
         self._key = key
 
@@ -163,6 +166,7 @@ class Upsert:
         with self._catalog_lock:
             spark.sql(f"ALTER TABLE {self._table} SET LOCATION '{escaped}'").collect()
         spark.catalog.refreshTable(self._table)
+        self._moved()
         files.write(f"{state}/committed", str(batch_id))
         keep = {version.rpartition("/")[2], current_location.rstrip("/").rpartition("/")[2]}
         for child in files.children(base):

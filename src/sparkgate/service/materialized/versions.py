@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -77,15 +77,18 @@ def replace_contents(
     only: Mapping[str, str] | None,
     keep_s: float,
     catalog_lock: AbstractContextManager[Any],
+    moved: Callable[[], None],
 ) -> None:
     """Make ``frame`` the table's rows (with ``only``: the rows of that partition);
-    ``catalog_lock`` is held while the table's catalog entry changes."""
+    ``catalog_lock`` is held while the table's catalog entry changes; ``moved`` runs
+    once the table has its new files (before old ones go)."""
     table = ".".join(quote_identifier(p) for p in identifier)
     files = Files(spark)
     location = table_location(spark, table)
     base = base_directory(location)
     version = f"{base}/{_VERSION}{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
     columns = spark.table(table).columns
+    before = _versions_in_use(spark, identifier, table, partition_keys)
     writer = frame.select(*(quote_identifier(c) for c in columns)).write.format(
         _provider(spark, table)
     )
@@ -108,7 +111,19 @@ def replace_contents(
         with catalog_lock:
             _swap_partitions(spark, identifier, table, version, partition_keys, written, only)
     spark.catalog.refreshTable(table)
-    _clean(spark, files, identifier, table, base, partition_keys, keep_s)
+    moved()
+    _clean(spark, files, identifier, table, base, partition_keys, keep_s, before)
+
+
+def _versions_in_use(
+    spark: SparkSession, identifier: tuple[str, ...], table: str, partition_keys: tuple[str, ...]
+) -> set[str]:
+    """The names of the version directories the table's locations point at."""
+    used = {table_location(spark, table).rstrip("/")}
+    if partition_keys:
+        used |= {loc.rstrip("/") for loc in _partition_locations(spark, identifier).values()}
+    # By name: a catalog may spell the same path file:/x or file:///x.
+    return {part for path in used for part in path.split("/") if part.startswith(_VERSION)}
 
 
 def _swap_partitions(
@@ -167,16 +182,15 @@ def _clean(
     base: str,
     partition_keys: tuple[str, ...],
     keep_s: float,
+    previous: set[str],
 ) -> None:
-    """Delete the versions nothing points at any more, once older than ``keep_s``."""
-    used = {table_location(spark, table).rstrip("/")}
-    if partition_keys:
-        used |= {loc.rstrip("/") for loc in _partition_locations(spark, identifier).values()}
-    # By name: a catalog may spell the same path file:/x or file:///x.
-    in_use = {part for path in used for part in path.split("/") if part.startswith(_VERSION)}
+    """Delete the versions nothing points at any more, but the ones in use until this
+    refresh (a query planned just before it still reads them) and any younger than
+    ``keep_s``."""
+    keep = _versions_in_use(spark, identifier, table, partition_keys) | previous
     horizon = (time.time() - keep_s) * 1000
     for child in files.children(base):
-        if not child.startswith(_VERSION) or child in in_use:
+        if not child.startswith(_VERSION) or child in keep:
             continue
         try:
             made = int(child[len(_VERSION) :].split("-", 1)[0])
