@@ -382,3 +382,54 @@ def test_results_are_the_same_over_every_transport(hs2: Running, pyhive_python: 
         )
     ]
     assert outs[0] == outs[1] == outs[2]
+
+
+MATERIALIZED_SCRIPT = r"""
+import json, sys, uuid
+from pyhive import hive
+conn = hive.connect("127.0.0.1", port=int(sys.argv[1]), auth="NOSASL", username="mt")
+cur = conn.cursor()
+src, mt = "mt_src_" + uuid.uuid4().hex[:8], "mt_" + uuid.uuid4().hex[:8]
+out = {}
+def rows(sql):
+    cur.execute(sql)
+    return [list(r) for r in cur.fetchall()] if cur.description else []
+rows(f"CREATE TABLE {src} (id INT, amount DECIMAL(10, 2)) USING parquet")
+rows(f"INSERT INTO {src} VALUES (1, 1.50), (2, 2.50)")
+out["create"] = rows(
+    f"CREATE MATERIALIZED TABLE {mt} FRESHNESS = INTERVAL '1' DAY "
+    f"AS SELECT count(*) AS n, sum(amount) AS total FROM {src}"
+)
+out["show"] = rows("SHOW MATERIALIZED TABLES")
+out["show_columns"] = [d[0] for d in cur.description]
+out["refresh"] = rows(f"ALTER MATERIALIZED TABLE {mt} REFRESH")
+out["select"] = rows(f"SELECT n, CAST(total AS STRING) FROM {mt}")
+out["describe"] = rows(f"DESCRIBE {mt}")
+out["show_create"] = rows(f"SHOW CREATE MATERIALIZED TABLE {mt}")
+out["suspend"] = rows(f"ALTER MATERIALIZED TABLE {mt} SUSPEND")
+out["status"] = [r for r in rows(f"DESCRIBE {mt}") if r[0] == "refresh status"]
+try:
+    rows(f"DROP TABLE {mt}")
+except Exception as exc:
+    out["drop_table"] = str(exc)
+out["drop"] = rows(f"DROP MATERIALIZED TABLE {mt}")
+out["mt"] = mt
+conn.close()
+print(json.dumps(out))
+"""
+
+
+def test_materialized_tables_over_hiveserver2(hs2: Running, pyhive_python: Path) -> None:
+    out = run_client(pyhive_python, MATERIALIZED_SCRIPT, str(hs2.port))
+    mt = out["mt"]
+    assert out["create"] == [["OK"]]
+    assert [mt] in out["show"] and out["show_columns"] == ["tableName"]
+    assert len(out["refresh"][0][0]) == 32  # the refresh job's id (dml-sync: it ended)
+    assert out["select"] == [[2, "4.00"]]
+    described = {row[0]: row[1] for row in out["describe"]}
+    assert described["n"] == "bigint" and described["refresh mode"] == "FULL"
+    assert described["freshness"] == "INTERVAL '1' DAY"
+    assert "REFRESH_MODE = FULL" in out["show_create"][0][0]
+    assert out["status"][0][1] == "SUSPENDED"
+    assert "DROP MATERIALIZED TABLE" in out["drop_table"]
+    assert out["drop"] == [["OK"]]

@@ -281,6 +281,30 @@ def test_the_rest_refresh_call_from_outside(mt_service: SparkGatewayService, s: 
             assert bad.status_code == 400 and "fully qualified" in bad.json()["errors"][0]
             late = http.post(url, json={"isPeriodic": True, "scheduleTime": "yesterday"})
             assert late.status_code == 400 and "scheduleTime" in late.json()["errors"][0]
+            # The embedded scheduler's own routes (Flink's V3 API) reach the real one.
+            scheduler = service.materialized_tables.scheduler
+            created = http.post(
+                "/v3/workflow/embedded-scheduler/create",
+                json={
+                    "materializedTableIdentifier": f"spark_catalog.default.{mt}_wf",
+                    "cronExpression": "0 0 0 * * ? *",
+                    "initConfig": {},
+                    "executionConfig": {},
+                    "restEndpointUrl": endpoint.address,
+                },
+            )
+            assert created.status_code == 200, created.text
+            names = created.json()
+            assert names == {
+                "workflowName": f"quartz_job_spark_catalog.default.{mt}_wf",
+                "workflowGroup": "default_group",
+            }
+            handler = EmbeddedRefreshHandler(names["workflowName"], names["workflowGroup"])
+            assert http.post("/v3/workflow/embedded-scheduler/suspend", json=names).json() == {}
+            assert scheduler.workflow(handler)["suspended"] is True  # type: ignore[union-attr,index]
+            deleted = http.request("DELETE", "/v3/workflow/embedded-scheduler/delete", json=names)
+            assert deleted.status_code == 200
+            assert scheduler.workflow(handler) is None  # type: ignore[union-attr]
     finally:
         endpoint.stop()
     run(service, s, f"DROP MATERIALIZED TABLE {mt}")
@@ -355,3 +379,26 @@ def test_a_scheduler_plugin_gets_every_operation(spark: Any, tmp_path: Path):
     finally:
         service.stop()
     assert workflow_recorder.OPERATIONS[-1][0] == "close"
+    # A scheduler that fails to create the workflow: the table is not left behind.
+    sys.path.insert(0, str(plugin_dir))
+    try:
+        failing = make_service(
+            spark,
+            **{
+                "sql-gateway.data-dir": str(tmp_path / "data2"),
+                "workflow-scheduler.type": "recorder",
+                "workflow-scheduler.recorder.fail-create": "true",
+            },
+        )
+    finally:
+        sys.path.remove(str(plugin_dir))
+    try:
+        s = failing.open_session(SessionEnvironment())
+        mt = unique_name("down")
+        text = error_text(
+            failing, s, f"CREATE MATERIALIZED TABLE {mt} REFRESH_MODE = FULL AS SELECT 1 AS one"
+        )
+        assert "the scheduler service is down" in text
+        assert not [r for r in run(failing, s, "SHOW TABLES") if r[0] == mt]
+    finally:
+        failing.stop()

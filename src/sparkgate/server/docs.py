@@ -23,6 +23,7 @@ from sparkgate.endpoints.rest.options import OPTION_PREFIX as REST_PREFIX
 from sparkgate.endpoints.rest.options import REST_OPTIONS
 from sparkgate.server.endpoints import ENDPOINT_TYPE
 from sparkgate.service.options import SERVICE_OPTIONS
+from sparkgate.workflow.embedded.scheduler import EMBEDDED_OPTIONS
 
 __all__ = [
     "DOCS_PATH",
@@ -51,6 +52,7 @@ DOC_SECTIONS: dict[str, Sequence[ConfigOption[Any]]] = {
     "Endpoints": (ENDPOINT_TYPE,),
     "REST endpoint": prefixed(REST_PREFIX, REST_OPTIONS),
     "HiveServer2 endpoint": prefixed(HIVESERVER2_PREFIX, HIVESERVER2_OPTIONS),
+    "Embedded workflow scheduler": prefixed("workflow-scheduler.embedded.", EMBEDDED_OPTIONS),
     "SQL client": CLIENT_OPTIONS,
 }
 

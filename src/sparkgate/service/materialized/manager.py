@@ -23,8 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -290,7 +289,6 @@ class MaterializedTableManager:
         freshness: Freshness | None = None,
         refresh_mode: str | None = None,
         session_config: Mapping[str, str] | None = None,
-        statement: str = "",
     ) -> MaterializedTable:
         """Create the table, then its refresh job or workflow; nothing is left
         behind if any step fails."""
@@ -793,17 +791,11 @@ def resolve_name(spark: SparkSession, text: str) -> tuple[str, ...]:
     return parse_identifier(spark, text)
 
 
-@contextmanager
-def _resolved(spark: SparkSession, query: str, streaming: bool, trigger_s: float) -> Iterator[Any]:
-    with resolve.resolved(
-        spark, query, temporary={}, streaming=streaming, trigger_s=trigger_s
-    ) as resolution:
-        yield resolution
-
-
 def _frame(spark: SparkSession, query: str, streaming: bool, trigger_s: float) -> DataFrame:
     try:
-        with _resolved(spark, query, streaming, trigger_s) as resolution:
+        with resolve.resolved(
+            spark, query, temporary={}, streaming=streaming, trigger_s=trigger_s
+        ) as resolution:
             return spark.sql(resolution.text)
     except ExecutionError:
         raise

@@ -300,7 +300,8 @@ def _materialized_rows(session: Session, name: tuple[str, ...]) -> list[tuple[st
         ("freshness", str(table.freshness)),
         ("refresh mode", table.mode.value),
         ("refresh status", table.status.value),
-        ("refresh handler", table.handler_description or ""),
+        # One line: a table cell (Flink's summaries span lines).
+        ("refresh handler", " ".join((table.handler_description or "").split())),
     ]
 
 

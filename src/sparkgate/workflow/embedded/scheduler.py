@@ -152,6 +152,9 @@ class EmbeddedWorkflowScheduler:
 
         if self._scheduler is not None:
             return
+        # APScheduler logs every run at INFO; the refreshes log themselves.
+        logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
+        logging.getLogger("apscheduler.scheduler").setLevel(logging.WARNING)
         try:
             self.store.parent.mkdir(parents=True, exist_ok=True)
             scheduler = BackgroundScheduler(

@@ -76,8 +76,7 @@ def create_materialized_table(
             options=statement.options,
             freshness=statement.freshness,
             refresh_mode=statement.refresh_mode,
-            session_config=context.options(),
-            statement=statement.text,
+            session_config=context.state.properties,
         )
     except Exception as exc:
         raise _guarded(exc) from exc
