@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sparkgate.api.config import Configuration
 from sparkgate.client.embedded import EmbeddedExecutor
 from sparkgate.client.executor import Executor
 from sparkgate.client.rest import RestExecutor
@@ -18,6 +17,7 @@ from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from tests.client.helpers import ExecutorFactory
 from tests.rest.conftest import settings
+from tests.service.conftest import make_service
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,10 +27,7 @@ MODES = ("embedded", "gateway")
 
 @pytest.fixture(scope="session")
 def client_service(spark: SparkSession) -> Iterator[SparkGatewayService]:
-    service = SparkGatewayService(
-        Configuration({"sql-gateway.result.batch-rows": "1000"}), spark=spark
-    )
-    service.start()
+    service = make_service(spark, **{"sql-gateway.result.batch-rows": "1000"})
     yield service
     service.stop()
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from sparkgate.api.config import Configuration
 from sparkgate.endpoints.rest.options import RestSettings
 from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
+from tests.service.conftest import make_service
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,10 +40,7 @@ def settings(**overrides: Any) -> RestSettings:
 
 @pytest.fixture(scope="session")
 def rest_service(spark: SparkSession) -> Iterator[SparkGatewayService]:
-    service = SparkGatewayService(
-        Configuration({"sql-gateway.session.max-num": str(MAX_SESSIONS)}), spark=spark
-    )
-    service.start()
+    service = make_service(spark, **{"sql-gateway.session.max-num": str(MAX_SESSIONS)})
     yield service
     service.stop()
 

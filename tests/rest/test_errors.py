@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from sparkgate.api.config import Configuration
 from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
+from tests.service.conftest import make_service
 
 from .conftest import MAX_BODY, flink_client_reason, rows, run, settings, submit
 
@@ -151,8 +151,7 @@ def test_chunked_body_over_the_limit_is_refused(client: httpx.Client) -> None:
 
 
 def test_session_limit_is_503(spark: Any) -> None:
-    service = SparkGatewayService(Configuration({"sql-gateway.session.max-num": "1"}), spark=spark)
-    service.start()
+    service = make_service(spark, **{"sql-gateway.session.max-num": "1"})
     server = RestEndpoint(service, settings())
     server.start()
     try:

@@ -153,3 +153,44 @@ def test_continuous_aggregate_without_key_is_a_clear_error(
     assert "PRIMARY KEY" in text
     assert not [r for r in run(service, s, "SHOW TABLES") if r[0] == mt]
     assert not [j for j in service.list_jobs() if j.name.endswith(mt)]
+
+
+def test_a_graceful_restart_starts_the_continuous_job_again(spark: Any, tmp_path: Path) -> None:
+    from sparkgate.api.session import SessionEnvironment
+    from tests.service.conftest import service_on
+
+    directory = tmp_path / "restart"
+    _drop_file(directory, [{"k": "a", "v": 1}])
+    data_dir = tmp_path / "data"
+    mt = name("again")
+    with service_on(spark, data_dir) as first:
+        s = first.open_session(SessionEnvironment())
+        src = _source(first, s, directory)
+        run(
+            first,
+            s,
+            f"CREATE MATERIALIZED TABLE {mt} FRESHNESS = INTERVAL '1' SECOND "
+            f"AS SELECT k, v FROM {src}",
+        )
+        assert wait_for(lambda: _rows(first, s, f"SELECT * FROM {mt}") == [("a", 1)], 90)
+        [old] = [j for j in first.list_jobs() if j.name.endswith(mt)]
+    _drop_file(directory, [{"k": "b", "v": 2}])
+    with service_on(spark, data_dir) as second:
+        s = second.open_session(SessionEnvironment())
+        jobs = {j.job_id: j for j in second.list_jobs() if j.name.endswith(mt)}
+        assert jobs[old.job_id].status.value == "CANCELED"
+        assert "gateway stopped" in str(jobs[old.job_id].cause)
+        [new] = [j for j in jobs.values() if j.status.value == "RUNNING"]
+        assert new.restored_from
+        expected = [("a", 1), ("b", 2)]
+        assert wait_for(lambda: _rows(second, s, f"SELECT * FROM {mt}") == expected, 90)
+        time.sleep(2)
+        assert _rows(second, s, f"SELECT * FROM {mt}") == expected  # nothing twice
+        # A job a user stops stays stopped at the next start.
+        second.stop_job(new.job_id)
+    with service_on(spark, data_dir) as third:
+        assert not [
+            j for j in third.list_jobs() if j.name.endswith(mt) and j.status.value == "RUNNING"
+        ]
+        s = third.open_session(SessionEnvironment())
+        run(third, s, f"DROP MATERIALIZED TABLE {mt}")

@@ -35,7 +35,7 @@ from sparkgate.service.job.job import (
     default_name,
     query_exhausted,
 )
-from sparkgate.service.job.store import JobStore, StoredJob
+from sparkgate.service.job.store import SHUTDOWN_CAUSE, JobStore, StoredJob
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.sql.secrets import masked_statement
 
@@ -142,7 +142,7 @@ class JobManager:
         for job in self.jobs():
             if job.streaming and job.status in _LIVE:
                 self._stop_queries(job)
-                self._transition(job, _S.CANCELED, expect=_LIVE)
+                self._transition(job, _S.CANCELED, expect=_LIVE, cause=SHUTDOWN_CAUSE)
         self._configured = []
         self._started = False
 

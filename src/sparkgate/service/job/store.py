@@ -21,11 +21,12 @@ from typing import Any
 
 from sparkgate.api.jobs import JobInfo, JobStatus
 
-__all__ = ["RESTART_CAUSE", "JobStore", "StoredJob"]
+__all__ = ["RESTART_CAUSE", "SHUTDOWN_CAUSE", "JobStore", "StoredJob"]
 
 log = logging.getLogger(__name__)
 
 RESTART_CAUSE = "gateway restarted: the job was running when the gateway process ended"
+SHUTDOWN_CAUSE = "gateway stopped: the job was running when the gateway shut down"
 _VERSION = 1
 # Job ids are ours (hex), but never let a name reach outside the directory.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -44,7 +44,7 @@ from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.job.job import Job
 from sparkgate.service.job.manager import JobManager
-from sparkgate.service.job.store import RESTART_CAUSE
+from sparkgate.service.job.store import RESTART_CAUSE, SHUTDOWN_CAUSE
 from sparkgate.service.materialized.definition import (
     Freshness,
     MaterializedTable,
@@ -455,7 +455,7 @@ class MaterializedTableManager:
                 query: StreamingQuery = upsert.start(writer.outputMode("update"), checkpoint)
                 return query
             try:
-                return writer.outputMode("append").toTable(name)
+                appending: StreamingQuery = writer.outputMode("append").toTable(name)
             except Exception as exc:
                 error = to_execution_error(exc)
                 if "aggregat" in error.root_cause.lower():
@@ -466,6 +466,8 @@ class MaterializedTableManager:
                         error_class=error.error_class,
                     ) from exc
                 raise
+            _watch_appends(spark, appending, lambda: self._seen_everywhere(table.identifier))
+            return appending
 
         job = self._jobs.submit_stream(
             spark.sparkContext,
@@ -488,12 +490,13 @@ class MaterializedTableManager:
             return None
 
     def _restart_continuous(self) -> None:
-        """Start again, from their last checkpoint, the continuous jobs a restart ended."""
+        """Start again, from their last checkpoint, the continuous jobs the last stop or
+        crash of the gateway ended (not ones a user stopped)."""
         spark = self._spark
         assert spark is not None
         for job in self._jobs.jobs():
             name = job.options.get(TABLE_OPTION)
-            if not name or job.cause != RESTART_CAUSE:
+            if not name or job.cause not in (RESTART_CAUSE, SHUTDOWN_CAUSE):
                 continue
             try:
                 identifier = self.identifier(spark, resolve_name(spark, name))
@@ -764,6 +767,31 @@ class MaterializedTableManager:
 
 def _is_managed_version(location: str) -> bool:
     return base_directory(location) != location.rstrip("/")
+
+
+def _watch_appends(spark: SparkSession, query: StreamingQuery, moved: Callable[[], None]) -> None:
+    """Tell every session of each micro-batch ``query`` appended (a session keeps the
+    relation it resolved, file listing included, until its cached entry goes)."""
+    from pyspark.sql.streaming.listener import StreamingQueryListener
+
+    query_id = str(query.id)
+
+    class _Appended(StreamingQueryListener):
+        def onQueryStarted(self, event: Any) -> None:
+            pass
+
+        def onQueryProgress(self, event: Any) -> None:
+            if str(event.progress.id) == query_id and event.progress.numInputRows:
+                moved()
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            if str(event.id) == query_id:
+                spark.streams.removeListener(self)
+
+    spark.streams.addListener(_Appended())
 
 
 def _continuous_summary(job_id: str | None, restore: str | None) -> str:

@@ -142,16 +142,24 @@ class EmbeddedWorkflowScheduler:
         self._misfire_grace = misfire_grace
         self._max_concurrent = max_concurrent
         self._scheduler: Any = None
+        self._open = False
         self._lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
     def open(self) -> None:
+        """Start on the stored workflows; with none stored, start with the first one
+        (a gateway without FULL materialized tables runs no scheduler)."""
+        self._open = True
+        if self.store.exists():
+            self._start()
+
+    def _start(self) -> Any:
         from apscheduler.executors.pool import ThreadPoolExecutor
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
         from apscheduler.schedulers.background import BackgroundScheduler
 
         if self._scheduler is not None:
-            return
+            return self._scheduler
         # APScheduler logs every run at INFO; the refreshes log themselves.
         logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
         logging.getLogger("apscheduler.scheduler").setLevel(logging.WARNING)
@@ -186,8 +194,10 @@ class EmbeddedWorkflowScheduler:
             paused,
             self.store,
         )
+        return scheduler
 
     def close(self) -> None:
+        self._open = False
         scheduler, self._scheduler = self._scheduler, None
         if scheduler is None:
             return
@@ -201,9 +211,17 @@ class EmbeddedWorkflowScheduler:
 
     @property
     def _running(self) -> Any:
-        if self._scheduler is None:
+        if not self._open:
             raise WorkflowError("The embedded workflow scheduler is not open")
-        return self._scheduler
+        return self._start()
+
+    def _stored(self, job_id: str) -> Any:
+        """The stored workflow ``job_id``, or None (no store yet: no workflow at all)."""
+        if self._scheduler is None and not self.store.exists():
+            if not self._open:
+                raise WorkflowError("The embedded workflow scheduler is not open")
+            return None
+        return self._running.get_job(job_id)
 
     # -- workflows -------------------------------------------------------------------
     def create_refresh_workflow(self, workflow: CreateRefreshWorkflow) -> EmbeddedRefreshHandler:
@@ -246,7 +264,7 @@ class EmbeddedWorkflowScheduler:
     ) -> None:
         handler = workflow.refresh_handler
         with self._lock:
-            job = self._running.get_job(handler.job_id)
+            job = self._stored(handler.job_id)
             if job is None:
                 raise WorkflowError(f"No refresh workflow {handler.workflow_name}")
             try:
@@ -283,7 +301,7 @@ class EmbeddedWorkflowScheduler:
     ) -> None:
         handler = workflow.refresh_handler
         with self._lock:
-            if self._running.get_job(handler.job_id) is None:
+            if self._stored(handler.job_id) is None:
                 return
             try:
                 self._running.remove_job(handler.job_id)
@@ -296,7 +314,7 @@ class EmbeddedWorkflowScheduler:
     # -- reading -----------------------------------------------------------------------
     def workflow(self, handler: EmbeddedRefreshHandler) -> dict[str, Any] | None:
         """The stored workflow (its spec, cron and next fire time), or None."""
-        job = self._running.get_job(handler.job_id)
+        job = self._stored(handler.job_id)
         if job is None:
             return None
         return {
