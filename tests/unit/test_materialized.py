@@ -384,10 +384,20 @@ def test_handlers_serialize_as_flinks_json() -> None:
         serializer.deserialize(b"{}")
 
 
-def test_one_store_one_scheduler(store: Path, service: _Service) -> None:
+def test_the_scheduler_starts_with_its_first_workflow(store: Path, service: _Service) -> None:
     first = _scheduler(store, service)
     try:
+        assert not store.exists()  # no workflow yet: no scheduler, no store
+        assert first.workflow(EmbeddedRefreshHandler("quartz_job_x")) is None
+        first.delete_refresh_workflow(DeleteRefreshWorkflow(EmbeddedRefreshHandler("x")))
+        with pytest.raises(WorkflowError, match="No refresh workflow"):
+            first.modify_refresh_workflow(SuspendRefreshWorkflow(EmbeddedRefreshHandler("x")))
+        _create(first, "0 0 0 * * ? *")
+        assert store.exists()
+        # One store, one scheduler per process.
         with pytest.raises(WorkflowError, match="in use"):
             _scheduler(store, service)
     finally:
         first.close()
+    with pytest.raises(WorkflowError, match="not open"):
+        first.workflow(EmbeddedRefreshHandler("quartz_job_x"))
