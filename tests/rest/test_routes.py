@@ -147,10 +147,10 @@ def test_openapi_covers_every_route(client: httpx.Client) -> None:
         for path, ops in document["paths"].items()
         for method, op in ops.items()
     }
-    expected = {
-        (r.method, r.template, tuple(v.name for v in sorted(r.versions, key=lambda v: v.value)))
-        for r in ROUTES
-    }
+    served: dict[tuple[str, str], set[str]] = {}
+    for r in ROUTES:  # a route of Flink's versions and of ours is documented once
+        served.setdefault((r.method, r.template), set()).update(v.name for v in r.versions)
+    expected = {(method, path, tuple(sorted(v))) for (method, path), v in served.items()}
     assert documented == expected
     result = document["paths"][
         "/sessions/{session_handle}/operations/{operation_handle}/result/{token}"

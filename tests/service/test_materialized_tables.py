@@ -84,8 +84,12 @@ def test_full_mode_refreshes_on_its_schedule(mt_service: SparkGatewayService, s:
     run(service, s, f"INSERT INTO {src} VALUES (4, 10.00, 'c')")
     truth = sorted(run(service, s, f"SELECT ds, sum(amount), count(*) FROM {src} GROUP BY ds"))
     assert _wait(lambda: sorted(run(service, s, f"SELECT * FROM {mt}")) == truth)
-    refreshes = [j for j in _jobs_of(service, mt) if j.status.value == "FINISHED"]
-    assert len(refreshes) >= 2, [(j.status.value, j.cause) for j in _jobs_of(service, mt)]
+
+    def finished() -> list[Any]:
+        return [j for j in _jobs_of(service, mt) if j.status.value == "FINISHED"]
+
+    assert _wait(lambda: len(finished()) >= 2), [j.status.value for j in _jobs_of(service, mt)]
+    refreshes = finished()
     assert all(j.statement.startswith("INSERT OVERWRITE") for j in refreshes)
     # SUSPEND pauses the workflow (stored paused), RESUME fires again.
     run(service, s, f"ALTER MATERIALIZED TABLE {mt} SUSPEND")

@@ -92,7 +92,13 @@ def _operation(route: RouteSpec) -> dict[str, Any]:
 def build_openapi() -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in ROUTES:
-        paths.setdefault(route.template, {})[route.method.lower()] = _operation(route)
+        methods = paths.setdefault(route.template, {})
+        known = methods.get(route.method.lower())
+        if known is not None:  # one route in Flink's versions and ours (refresh on V4)
+            names = sorted({*known["x-versions"], *(v.name for v in route.versions)})
+            known["x-versions"] = names
+            continue
+        methods[route.method.lower()] = _operation(route)
     return {
         "openapi": "3.0.3",
         "info": {
