@@ -62,7 +62,7 @@ from sparkgate.service.materialized.upsert import (
 from sparkgate.service.materialized.versions import replace_contents
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.streaming import resolve
-from sparkgate.sql.quoting import quote_identifier
+from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -97,10 +97,6 @@ def _strftime(pattern: str) -> str:
             f"Unsupported date formatter '{pattern}': use yyyy, MM, dd, HH, mm, ss and separators"
         )
     return out
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @dataclass(frozen=True)
@@ -269,7 +265,7 @@ class MaterializedTableManager:
 
     def _save(self, spark: SparkSession, table: MaterializedTable) -> None:
         props = table.properties()
-        text = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in props.items())
+        text = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in props.items())
         with self._catalog_lock(table.identifier):
             spark.sql(
                 f"ALTER TABLE {_quoted(table.identifier)} SET TBLPROPERTIES ({text})"
@@ -363,8 +359,10 @@ class MaterializedTableManager:
         if partition_keys:
             clauses += f" PARTITIONED BY ({', '.join(quote_identifier(k) for k in partition_keys)})"
         if comment:
-            clauses += f" COMMENT {_literal(comment)}"
-        props = ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in table.properties().items())
+            clauses += f" COMMENT {quote_string(comment)}"
+        props = ", ".join(
+            f"{quote_string(k)} = {quote_string(v)}" for k, v in table.properties().items()
+        )
         try:
             spark.sql(
                 f"CREATE TABLE {_quoted(identifier)} ({ddl}) {clauses} TBLPROPERTIES ({props})"
@@ -683,7 +681,7 @@ class MaterializedTableManager:
         statement = f"INSERT OVERWRITE {table.name}"
         if partitions:
             spec = ", ".join(
-                f"{quote_identifier(k)} = {_literal(v)}" for k, v in partitions.items()
+                f"{quote_identifier(k)} = {quote_string(v)}" for k, v in partitions.items()
             )
             statement += f" PARTITION ({spec})"
         statement += f" {table.query}"

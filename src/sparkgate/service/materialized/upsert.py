@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-__all__ = ["Files", "Upsert", "base_directory", "table_location"]
+__all__ = ["Files", "Upsert", "base_directory", "table_details", "table_location"]
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +46,21 @@ _STATE = "sparkgate-upsert"
 _VERSION = "v-"
 
 
+def table_details(spark: SparkSession, table: str) -> dict[str, str]:
+    """The rows of ``DESCRIBE TABLE EXTENDED``'s detail section (Location, Provider, ...)."""
+    return {
+        str(row[0]).strip(): str(row[1]).strip()
+        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+        if row[1] is not None
+    }
+
+
 def table_location(spark: SparkSession, table: str) -> str:
     """The table's location, as the catalog has it."""
-    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
-        if str(row[0]).strip() == "Location":
-            return str(row[1]).strip()
-    raise ValueError(f"{table} has no location")
+    location = table_details(spark, table).get("Location")
+    if location is None:
+        raise ValueError(f"{table} has no location")
+    return location
 
 
 def base_directory(location: str) -> str:
@@ -144,7 +153,8 @@ class Upsert:
         if committed is not None and batch_id <= int(committed):
             log.info("%s: micro-batch %d was applied before, skipped", self._table, batch_id)
             return
-        current_location = table_location(spark, self._table)
+        details = table_details(spark, self._table)
+        current_location = details["Location"]
         base = base_directory(current_location)
         version = f"{base}/{_VERSION}{batch_id:012d}"
         if not files.exists(f"{version}/_SUCCESS"):
@@ -160,7 +170,7 @@ class Upsert:
                 .select(*(quote_identifier(c) for c in columns))
             )
             kept = current.join(latest.select(*keys), on=keys, how="left_anti")
-            table_format = _format(spark, self._table)
+            table_format = details.get("Provider", "parquet")
             kept.unionByName(latest).write.mode("overwrite").format(table_format).save(version)
         escaped = version.replace("\\", "\\\\").replace("'", "\\'")
         with self._catalog_lock:
@@ -178,10 +188,3 @@ class Upsert:
                 if current_location.rstrip("/") == base:
                     continue
                 files.delete(f"{base}/{child}")
-
-
-def _format(spark: SparkSession, table: str) -> str:
-    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
-        if str(row[0]).strip() == "Provider":
-            return str(row[1]).strip()
-    return "parquet"

@@ -20,8 +20,13 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.service.materialized.upsert import Files, base_directory, table_location
-from sparkgate.sql.quoting import quote_identifier
+from sparkgate.service.materialized.upsert import (
+    Files,
+    base_directory,
+    table_details,
+    table_location,
+)
+from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,19 +36,8 @@ __all__ = ["replace_contents"]
 _VERSION = "v-"
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _spec(values: Mapping[str, str]) -> str:
-    return ", ".join(f"{quote_identifier(k)} = {_literal(v)}" for k, v in values.items())
-
-
-def _provider(spark: SparkSession, table: str) -> str:
-    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
-        if str(row[0]).strip() == "Provider":
-            return str(row[1]).strip()
-    return "parquet"
+    return ", ".join(f"{quote_identifier(k)} = {quote_string(v)}" for k, v in values.items())
 
 
 def _partition_locations(
@@ -84,27 +78,25 @@ def replace_contents(
     once the table has its new files (before old ones go)."""
     table = ".".join(quote_identifier(p) for p in identifier)
     files = Files(spark)
-    location = table_location(spark, table)
+    details = table_details(spark, table)
+    location = details["Location"]
     base = base_directory(location)
     version = f"{base}/{_VERSION}{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
     columns = spark.table(table).columns
-    before = _versions_in_use(spark, identifier, table, partition_keys)
+    before = _versions_in_use(spark, identifier, location, partition_keys)
+    if only:
+        condition = " AND ".join(
+            f"{quote_identifier(k)} = {quote_string(v)}" for k, v in only.items()
+        )
+        frame = frame.where(condition)
     writer = frame.select(*(quote_identifier(c) for c in columns)).write.format(
-        _provider(spark, table)
+        details.get("Provider", "parquet")
     )
     if not partition_keys:
         writer.mode("overwrite").save(version)
         with catalog_lock:
-            spark.sql(f"ALTER TABLE {table} SET LOCATION {_literal(version)}").collect()
+            spark.sql(f"ALTER TABLE {table} SET LOCATION {quote_string(version)}").collect()
     else:
-        if only:
-            condition = " AND ".join(
-                f"{quote_identifier(k)} = {_literal(v)}" for k, v in only.items()
-            )
-            frame = frame.where(condition)
-            writer = frame.select(*(quote_identifier(c) for c in columns)).write.format(
-                _provider(spark, table)
-            )
         writer.partitionBy(*partition_keys).mode("overwrite").save(version)
         # What was written, from the files (the query may give other rows if run again).
         written = _written_partitions(spark, files, version, len(partition_keys))
@@ -116,10 +108,11 @@ def replace_contents(
 
 
 def _versions_in_use(
-    spark: SparkSession, identifier: tuple[str, ...], table: str, partition_keys: tuple[str, ...]
+    spark: SparkSession, identifier: tuple[str, ...], location: str, partition_keys: tuple[str, ...]
 ) -> set[str]:
-    """The names of the version directories the table's locations point at."""
-    used = {table_location(spark, table).rstrip("/")}
+    """The names of the version directories the table's locations point at (``location``
+    the table's own)."""
+    used = {location.rstrip("/")}
     if partition_keys:
         used |= {loc.rstrip("/") for loc in _partition_locations(spark, identifier).values()}
     # By name: a catalog may spell the same path file:/x or file:///x.
@@ -141,11 +134,11 @@ def _swap_partitions(
         spec = dict(zip(partition_keys, values, strict=True))
         if values in existing:
             spark.sql(
-                f"ALTER TABLE {table} PARTITION ({_spec(spec)}) SET LOCATION {_literal(path)}"
+                f"ALTER TABLE {table} PARTITION ({_spec(spec)}) SET LOCATION {quote_string(path)}"
             ).collect()
         else:
             spark.sql(
-                f"ALTER TABLE {table} ADD PARTITION ({_spec(spec)}) LOCATION {_literal(path)}"
+                f"ALTER TABLE {table} ADD PARTITION ({_spec(spec)}) LOCATION {quote_string(path)}"
             ).collect()
     refreshed = set(written)
     for values in existing:
@@ -187,7 +180,8 @@ def _clean(
     """Delete the versions nothing points at any more, but the ones in use until this
     refresh (a query planned just before it still reads them) and any younger than
     ``keep_s``."""
-    keep = _versions_in_use(spark, identifier, table, partition_keys) | previous
+    location = table_location(spark, table)
+    keep = _versions_in_use(spark, identifier, location, partition_keys) | previous
     horizon = (time.time() - keep_s) * 1000
     for child in files.children(base):
         if not child.startswith(_VERSION) or child in keep:

@@ -54,6 +54,7 @@ __all__ = [
     "HIVESERVER2",
     "describe_table",
     "flink_ddl",
+    "flink_literal",
     "flink_shapes",
     "show_catalogs",
     "show_create_table",
@@ -207,7 +208,9 @@ def flink_ddl(definition: TableDefinition) -> str:
         if column.expression is not None:
             lines.append(f"  {name} AS {column.expression}")
         elif column.metadata is not None:
-            source = "" if column.metadata == column.name else f" FROM {_literal(column.metadata)}"
+            source = (
+                "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
+            )
             lines.append(f"  {name} {_type_text(column.type)} METADATA{source}")
         else:
             # Key columns are NOT NULL (Flink adds it; the stored type lacks it).
@@ -224,13 +227,13 @@ def flink_ddl(definition: TableDefinition) -> str:
     name = quote_name(_qualified(definition.name))
     text = f"CREATE {temporary}TABLE {name} (\n" + ",\n".join(lines) + "\n)\n"
     if definition.comment:
-        text += f"COMMENT {_literal(definition.comment)}\n"
+        text += f"COMMENT {flink_literal(definition.comment)}\n"
     if definition.partition_keys:
         partitions = ", ".join(quote_name((k,)) for k in definition.partition_keys)
         text += f"PARTITIONED BY ({partitions})\n"
     options = masked_options(definition.options)
     text += "WITH (\n"
-    text += ",\n".join(f"  {_literal(k)} = {_literal(v)}" for k, v in options.items())
+    text += ",\n".join(f"  {flink_literal(k)} = {flink_literal(v)}" for k, v in options.items())
     return text + "\n)\n"
 
 
@@ -239,7 +242,8 @@ def _qualified(name: tuple[str, ...]) -> tuple[str, ...]:
     return ("spark_catalog", *name) if len(name) == 2 else name
 
 
-def _literal(text: str) -> str:
+def flink_literal(text: str) -> str:
+    """A string literal as Flink's DDL prints it (quotes doubled)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -356,7 +360,9 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
             type_text = _type_text(column.type)
             if column.metadata is not None:
                 extras = "METADATA" + (
-                    "" if column.metadata == column.name else f" FROM {_literal(column.metadata)}"
+                    ""
+                    if column.metadata == column.name
+                    else f" FROM {flink_literal(column.metadata)}"
                 )
         watermark = None
         if mark is not None and mark.column.lower() == column.name.lower():

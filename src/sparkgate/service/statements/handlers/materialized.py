@@ -20,7 +20,7 @@ from sparkgate.service.statements.kinds import (
     ShowCreateMaterializedTable,
     ShowMaterializedTables,
 )
-from sparkgate.service.statements.metadata import flink_shapes
+from sparkgate.service.statements.metadata import flink_literal, flink_shapes
 from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.sql.quoting import quote_identifier
 
@@ -142,20 +142,18 @@ def show_create_text(table: MaterializedTable, columns: list[tuple[str, str]]) -
         lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
     text = f"CREATE MATERIALIZED TABLE {table.name} (\n" + ",\n".join(lines) + "\n)\n"
     if table.comment:
-        text += f"COMMENT {_literal(table.comment)}\n"
+        text += f"COMMENT {flink_literal(table.comment)}\n"
     if table.partition_keys:
         text += f"PARTITIONED BY ({', '.join(quote_identifier(k) for k in table.partition_keys)})\n"
     if table.options:
         text += "WITH (\n"
-        text += ",\n".join(f"  {_literal(k)} = {_literal(v)}" for k, v in table.options.items())
+        text += ",\n".join(
+            f"  {flink_literal(k)} = {flink_literal(v)}" for k, v in table.options.items()
+        )
         text += "\n)\n"
     text += f"FRESHNESS = {table.freshness}\n"
     text += f"REFRESH_MODE = {table.mode.value}\n"
     return text + f"AS {table.query}\n"
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def show_create_materialized_table(
