@@ -19,7 +19,8 @@ subclasses to protocol status in exactly one module each::
     │   └── UnsupportedStatementError  a statement not allowed here
     ├── CatalogError               missing catalog, database, table or function
     ├── ExecutionError             the statement failed while running (carries the
-    │                              cause chain and Spark's error class)
+    │   │                          cause chain and Spark's error class)
+    │   └── PlanError              a compiled plan that cannot be written, read or run
     └── EndpointError              endpoint discovery or start-up failed
 
 ``IllegalTransitionError`` (an :class:`AssertionError`) is not part of the tree:
@@ -41,6 +42,7 @@ __all__ = [
     "JavaNotFoundError",
     "OperationError",
     "OperationNotFoundError",
+    "PlanError",
     "SessionError",
     "SessionLimitError",
     "SessionNotFoundError",
@@ -138,6 +140,12 @@ class ExecutionError(GatewayError):
     @property
     def root_cause(self) -> str:
         return self.causes[-1] if self.causes else self.message
+
+
+class PlanError(ExecutionError):
+    """A compiled plan (COMPILE / EXECUTE / EXPLAIN PLAN) is missing, malformed,
+    of an unknown version, or names what no longer resolves; the message names
+    the node or field."""
 
 
 class IllegalTransitionError(AssertionError):

@@ -190,6 +190,25 @@ CTAS_ATOMICITY = bool_option(
     "canceled. REPLACE TABLE AS is always staged: a failed one leaves the old table as it was.",
 )
 
+STATE_TTL = duration_option(
+    "table.exec.state.ttl",
+    timedelta(0),
+    "The state TTL of a streaming statement's stateful operators (deduplication, group "
+    "aggregation, regular join, top-N), as in Flink: state of a key untouched for this long "
+    "is deleted. Written into every stateful node of a compiled plan (COMPILE PLAN), where "
+    "each input's TTL and policy can then be edited; a streaming query or INSERT with a "
+    "positive value, or with a STATE_TTL hint, runs on the gateway's TTL-aware operators. "
+    "0 ms keeps state as Spark does (until a watermark evicts it, or forever).",
+    min_value=timedelta(0),
+)
+
+PLAN_FORCE_RECOMPILE = bool_option(
+    "table.plan.force-recompile",
+    False,
+    "Whether COMPILE PLAN overwrites an existing plan file (Flink's option); when false, "
+    "an existing file is an error unless the statement says IF NOT EXISTS.",
+)
+
 CATALOG_STORE_KIND = choice_option(
     "table.catalog-store.kind",
     "file",

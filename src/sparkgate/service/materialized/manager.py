@@ -54,12 +54,12 @@ from sparkgate.service.materialized.definition import (
     derive_mode,
 )
 from sparkgate.service.materialized.upsert import (
-    Files,
     Upsert,
     base_directory,
     table_location,
 )
 from sparkgate.service.materialized.versions import replace_contents
+from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.streaming import resolve
 from sparkgate.sql.quoting import quote_identifier, quote_string

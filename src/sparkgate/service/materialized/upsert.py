@@ -31,6 +31,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.spark.files import Files
 from sparkgate.sql.quoting import quote_identifier
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-__all__ = ["Files", "Upsert", "base_directory", "table_details", "table_location"]
+__all__ = ["Upsert", "base_directory", "table_details", "table_location"]
 
 log = logging.getLogger(__name__)
 
@@ -67,55 +68,6 @@ def base_directory(location: str) -> str:
     """Where a keyed table's version directories live: its first location."""
     parent, _, last = location.rstrip("/").rpartition("/")
     return parent if last.startswith(_VERSION) else location.rstrip("/")
-
-
-class Files:
-    """Hadoop's file system, so versions work on any file system Spark writes."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        sc = spark.sparkContext
-        self._jvm: Any = sc._jvm
-        self._conf = sc._jsc.hadoopConfiguration()
-
-    def _path(self, path: str) -> tuple[Any, Any]:
-        hadoop = self._jvm.org.apache.hadoop.fs.Path(path)
-        return hadoop.getFileSystem(self._conf), hadoop
-
-    def exists(self, path: str) -> bool:
-        fs, hadoop = self._path(path)
-        return bool(fs.exists(hadoop))
-
-    def read(self, path: str) -> str | None:
-        fs, hadoop = self._path(path)
-        if not fs.exists(hadoop):
-            return None
-        stream = fs.open(hadoop)
-        try:
-            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-
-    def write(self, path: str, text: str) -> None:
-        """Replace ``path``'s content atomically (write aside, then rename)."""
-        fs, hadoop = self._path(path)
-        aside = self._jvm.org.apache.hadoop.fs.Path(path + ".tmp")
-        stream = fs.create(aside, True)
-        try:
-            stream.write(bytearray(text.encode()))
-        finally:
-            stream.close()
-        fs.delete(hadoop, False)
-        fs.rename(aside, hadoop)
-
-    def children(self, path: str) -> list[str]:
-        fs, hadoop = self._path(path)
-        if not fs.exists(hadoop):
-            return []
-        return [str(status.getPath().getName()) for status in fs.listStatus(hadoop)]
-
-    def delete(self, path: str) -> None:
-        fs, hadoop = self._path(path)
-        fs.delete(hadoop, True)
 
 
 class Upsert:

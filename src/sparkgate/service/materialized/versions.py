@@ -21,11 +21,11 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.service.materialized.upsert import (
-    Files,
     base_directory,
     table_details,
     table_location,
 )
+from sparkgate.service.spark.files import Files
 from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:

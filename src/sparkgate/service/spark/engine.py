@@ -218,6 +218,11 @@ def build_spark_conf(
         # (file listings): a table another session or a gateway job wrote (a refreshed
         # materialized table, an INSERT) would stay stale there until REFRESH TABLE.
         "spark.sql.filesourceTableRelationCacheSize": "0",
+        # transformWithState (the state-TTL operators of compiled plans) runs on RocksDB
+        # state only; a query's checkpoint keeps the provider it started with.
+        "spark.sql.streaming.stateStore.providerClass": (
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+        ),
     }
     conf.update(spark_conf)
     local = local_cores(conf["spark.master"], cores or available_cores())

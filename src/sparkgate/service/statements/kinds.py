@@ -24,6 +24,7 @@ __all__ = [
     "AlterCatalog",
     "AlterMaterializedTable",
     "BeginStatementSet",
+    "CompilePlan",
     "ConnectorTableCreate",
     "CreateCatalog",
     "CreateMaterializedTable",
@@ -35,7 +36,9 @@ __all__ = [
     "DropMaterializedTable",
     "DropTemporaryTable",
     "EndStatementSet",
+    "ExecutePlan",
     "ExecuteStatementSet",
+    "ExplainPlan",
     "Freshness",
     "LikePattern",
     "LoadModule",
@@ -488,3 +491,33 @@ class StopJob(Statement):
     job_id: str
     with_savepoint: bool = False
     with_drain: bool = False
+
+
+# -- compiled plans (FLIP-190, FLIP-292) --------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompilePlan(Statement):
+    """``COMPILE [AND EXECUTE] PLAN '<uri>' [IF NOT EXISTS] FOR <INSERT | statement set>``.
+
+    ``inserts`` are the INSERT statements compiled (one, or a set's).
+    """
+
+    uri: str
+    if_not_exists: bool
+    execute: bool
+    inserts: tuple[Statement, ...]
+
+
+@dataclass(frozen=True)
+class ExecutePlan(Statement):
+    """``EXECUTE PLAN '<uri>'``: run a plan file as a job."""
+
+    uri: str
+
+
+@dataclass(frozen=True)
+class ExplainPlan(Statement):
+    """``EXPLAIN PLAN '<uri>'``: check a plan file and draw its operator graph."""
+
+    uri: str

@@ -19,6 +19,7 @@ from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
 from sparkgate.service.statements.materialized_forms import parse_materialized_statement
+from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.lexer import (
@@ -365,6 +366,11 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return k.EndStatementSet(text)
     if first == "EXECUTE" and cursor.accept("STATEMENT", "SET"):
         return _parse_execute_statement_set(cursor, text)
+    if first == "STATEMENT" and cursor.accept("SET"):  # after COMPILE PLAN ... FOR
+        return _parse_execute_statement_set(cursor, text)
+    plan = parse_plan_statement(cursor, text, first, parse_statement)
+    if plan is not None:
+        return plan
     materialized = parse_materialized_statement(cursor, text, first)
     if materialized is not None:
         return materialized

@@ -23,15 +23,26 @@ from typing import Any
 
 from sparkgate.api.results import RowKind
 
-__all__ = ["ChangelogDiffer", "OutputMode", "replay"]
+__all__ = ["KIND_COLUMN", "ROW_KINDS", "ChangelogDiffer", "OutputMode", "replay"]
 
 Row = tuple[Any, ...]
+
+# A frame that is a changelog already (a compiled plan's operators) says each
+# row's kind in this last column, as Flink's RowKind byte.
+KIND_COLUMN = "__sparkgate_kind"
+ROW_KINDS = (RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE)
 
 
 class OutputMode(enum.Enum):
     APPEND = "append"
     UPDATE = "update"
     COMPLETE = "complete"
+    # Rows carry their kind (KIND_COLUMN, last); Spark runs the query in append mode.
+    CHANGELOG = "changelog"
+
+    @property
+    def spark_mode(self) -> str:
+        return "append" if self is OutputMode.CHANGELOG else self.value
 
 
 def _frozen(value: Any) -> Hashable:
@@ -65,6 +76,8 @@ class ChangelogDiffer:
     def apply(self, rows: Sequence[Row]) -> list[tuple[RowKind, Row]]:
         if self.mode is OutputMode.APPEND:
             return [(RowKind.INSERT, row) for row in rows]
+        if self.mode is OutputMode.CHANGELOG:
+            return [(ROW_KINDS[row[-1]], row[:-1]) for row in rows]
         if self.mode is OutputMode.UPDATE:
             return self._update(rows)
         return self._complete(rows)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.lexer import TokenKind
 from sparkgate.sql.quoting import quote_string
@@ -425,8 +426,11 @@ def _print_rows(definition: TableDefinition) -> Callable[[DataFrame, int], None]
     printer = logging.getLogger("sparkgate.print")
 
     def emit(df: DataFrame, _batch_id: int) -> None:
+        changelog = df.columns[-1] == KIND_COLUMN
         for row in df.toLocalIterator():
-            line = "+I[" + ", ".join("null" if v is None else str(v) for v in row) + "]"
+            kind = ROW_KINDS[row[-1]].value if changelog else "+I"
+            values = row[:-1] if changelog else row
+            line = kind + "[" + ", ".join("null" if v is None else str(v) for v in values) + "]"
             printer.info("%s%s", f"{ident}> " if ident else "", line)
 
     return emit

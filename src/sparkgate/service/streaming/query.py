@@ -40,7 +40,7 @@ from sparkgate.api.status import OperationStatus
 from sparkgate.service.job.job import query_exhausted
 from sparkgate.service.spark.arrow import arrow_schema
 from sparkgate.service.spark.jobs import to_execution_error
-from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode
+from sparkgate.service.streaming.changelog import KIND_COLUMN, ChangelogDiffer, OutputMode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -136,9 +136,13 @@ def changelog_batches(
     checkpoint_root: Path,
 ) -> Iterator[Item]:
     """Start ``df`` as a streaming query and yield its changes as Arrow batches."""
-    mode, key = output_mode(df)
+    if df.columns[-1] == KIND_COLUMN:
+        mode, key = OutputMode.CHANGELOG, None
+        schema = arrow_schema(df.drop(KIND_COLUMN))
+    else:
+        mode, key = output_mode(df)
+        schema = arrow_schema(df)
     differ = ChangelogDiffer(mode, key)
-    schema = arrow_schema(df)
     handoff: queue.Queue[list[tuple[Any, ...]]] = queue.Queue(maxsize=1)
     stopping = threading.Event()
     failures: list[BaseException] = []
@@ -181,7 +185,7 @@ def changelog_batches(
         )
 
     try:
-        query = start_with_fallback(writer, [mode.value])
+        query = start_with_fallback(writer, [mode.spark_mode])
     except Exception as exc:
         shutil.rmtree(checkpoint, ignore_errors=True)
         raise to_execution_error(exc) from exc

@@ -227,6 +227,8 @@ class Resolution:
     text: str
     sources: list[Source] = field(default_factory=list)
     definitions: list[TableDefinition] = field(default_factory=list)
+    # The temporary view that stands for each table read, by view name.
+    tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def bounded(self) -> bool:
@@ -286,6 +288,7 @@ def resolved(
             view = f"__sparkgate_{uuid.uuid4().hex[:12]}"
             source.frame.createOrReplaceTempView(view)
             views.append(view)
+            resolution.tables[view] = ref.name
             if source.frame.isStreaming:
                 resolution.sources.append(source)
             if definition is not None:

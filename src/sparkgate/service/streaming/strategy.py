@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +119,24 @@ class RuntimeOptions:
     @property
     def savepoint_path(self) -> str | None:
         return str(self._get(options.SAVEPOINT_PATH)) or None
+
+    @property
+    def state_ttl(self) -> timedelta:
+        """``table.exec.state.ttl``: the state TTL of a streaming statement's
+        stateful operators (zero: kept until Spark's watermark evicts it, or forever)."""
+        return self._get(options.STATE_TTL)  # type: ignore[no-any-return]
+
+    @property
+    def force_recompile(self) -> bool:
+        return bool(self._get(options.PLAN_FORCE_RECOMPILE))
+
+    def as_streaming(self) -> RuntimeOptions:
+        """These options in streaming mode (a compiled plan always streams)."""
+        get = self._raw
+        return RuntimeOptions(
+            lambda key: "streaming" if key == options.RUNTIME_MODE.key else get(key),
+            self._effective,
+        )
 
     def job_options(self) -> dict[str, str]:
         """The options a job of this statement runs under, as its record keeps

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.operation.operation import Execution
+from sparkgate.service.plan import planner
+from sparkgate.service.plan.document import STATEFUL_TYPES
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
 from sparkgate.service.statements.results import job_result
@@ -15,6 +17,15 @@ __all__ = ["run_dml"]
 def run_dml(context: StatementContext, statement: Dml) -> Execution:
     """Streaming, asynchronous or synchronous, as the statement's options say."""
     runtime = context.runtime
+    if statement.insert and planner.uses_state_ttl(statement.text, runtime):
+        # State TTL (table.exec.state.ttl, STATE_TTL hints): a plan on the gateway's operators.
+        compiled = planner.compile_inserts(
+            context.session, [statement.text], runtime, statement.text
+        )
+        if any(n.type in STATEFUL_TYPES for n in compiled.nodes):
+            plans = planner.insert_plans(context.session, compiled, runtime)
+            job_id = submit(context.session, context.operation, plans, statement.text, runtime)
+            return job_result(job_id)
     if statement.insert:
         plan = plan_insert(context.session, statement.text, runtime)
     elif runtime.streaming:

@@ -1,0 +1,312 @@
+"""Compiled plans for the statement handlers: compile, store, read, explain and run.
+
+``COMPILE PLAN`` compiles INSERTs (one, or a statement set) on the session's
+catalog into a :class:`~.document.Plan` and writes it to a URI (a path,
+``file://`` or any Hadoop file system the Spark session reaches);
+``EXECUTE PLAN`` reads one back and runs it as a job of the job manager;
+``EXPLAIN PLAN`` checks it as EXECUTE would (nothing starts) and draws it.
+A streaming SELECT or INSERT with a positive ``table.exec.state.ttl`` or a
+STATE_TTL hint is compiled in memory and run the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sparkgate.api.errors import ExecutionError, PlanError
+from sparkgate.service.catalog import quote_name
+from sparkgate.service.plan import document as d
+from sparkgate.service.plan.compiler import PlanBuilder, compile_query
+from sparkgate.service.plan.document import Node, Plan
+from sparkgate.service.plan.executor import Frames, build_frames, updating_nodes
+from sparkgate.service.plan.hints import state_ttl_hints
+from sparkgate.service.spark.files import Files
+from sparkgate.service.streaming import resolve
+from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.resolve import Resolution
+from sparkgate.service.streaming.strategy import (
+    InsertPlan,
+    RuntimeOptions,
+    plan_insert,
+    query_frame,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sparkgate.service.session.session import Session
+
+__all__ = [
+    "compile_inserts",
+    "compile_select",
+    "explain",
+    "insert_plans",
+    "read_plan",
+    "uses_state_ttl",
+    "write_plan",
+]
+
+log = logging.getLogger(__name__)
+
+_UPDATING_SINKS = ("print", "blackhole")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sparkgate")
+    except PackageNotFoundError:
+        return "dev"
+
+
+# -- where plans live ------------------------------------------------------------------
+
+
+def _files(session: Session, uri: str) -> tuple[Files, str]:
+    files = Files(session.spark)
+    try:
+        files.exists(uri)
+    except Exception as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        scheme = uri.partition(":")[0] if ":" in uri else "file"
+        raise PlanError(
+            f"No file system serves the plan URI '{uri}' (scheme '{scheme}'): {message}"
+        ) from None
+    return files, uri
+
+
+def plan_exists(session: Session, uri: str) -> bool:
+    files, path = _files(session, uri)
+    return files.exists(path)
+
+
+def read_plan(session: Session, uri: str) -> Plan:
+    files, path = _files(session, uri)
+    try:
+        text = files.read(path)
+    except Exception as exc:
+        raise PlanError(f"Cannot read the plan '{uri}': {str(exc).splitlines()[0]}") from None
+    if text is None:
+        raise PlanError(f"The plan file '{uri}' does not exist")
+    return Plan.from_json(text, source=f"plan '{uri}'")
+
+
+def write_plan(session: Session, uri: str, plan: Plan) -> None:
+    files, path = _files(session, uri)
+    try:
+        files.write(path, plan.to_json())
+    except Exception as exc:
+        raise PlanError(f"Cannot write the plan '{uri}': {str(exc).splitlines()[0]}") from None
+    log.info("Wrote the compiled plan %s (%d nodes)", uri, len(plan.nodes))
+
+
+# -- compiling --------------------------------------------------------------------------
+
+
+def _qualified(
+    session: Session, views: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Each table by its full name, so a plan reads the same tables from any database."""
+    spark = session.spark
+    temporary = session.context.temporary_tables
+    out = {}
+    catalog = spark._jsparkSession.sessionState().catalogManager()
+    current = (str(catalog.currentCatalog().name()), *(str(p) for p in catalog.currentNamespace()))
+    for view, name in views.items():
+        if len(name) == 1 and name[0] in temporary:
+            out[view] = name
+        elif len(name) == 1:
+            out[view] = (*current, name[0])
+        elif len(name) == 2:
+            out[view] = (current[0], *name)
+        else:
+            out[view] = name
+    return out
+
+
+def _sink(
+    builder: PlanBuilder,
+    input_id: int,
+    table: tuple[str, ...],
+    plan: InsertPlan,
+    columns: Sequence[tuple[str, str]],
+) -> None:
+    from sparkgate.service.plan.compiler import Column
+
+    target = list(table)
+    connector = plan.sink.connector if plan.sink is not None else None
+    description = f"Sink(table=[{'.'.join(target)}], fields=[{', '.join(n for n, _ in columns)}])"
+    builder.add(
+        d.SINK,
+        description,
+        [Column(n, t, -1) for n, t in columns],
+        [input_id],
+        table={"identifier": target},
+        connector=connector,
+    )
+
+
+def compile_inserts(
+    session: Session, texts: Sequence[str], runtime: RuntimeOptions, statement: str
+) -> Plan:
+    """The plan of one INSERT or a statement set's INSERTs."""
+    streaming = runtime.as_streaming()
+    builder = PlanBuilder()
+    for text in texts:
+        stripped, hints = state_ttl_hints(text)
+        insert = plan_insert(session, stripped, streaming)
+        if insert.frame is None or not insert.frame.isStreaming:
+            raise PlanError(f"COMPILE PLAN needs an INSERT reading tables as streams: {text}")
+        assert insert.resolution is not None
+        analyzed = insert.frame._jdf.queryExecution().analyzed()
+        _, last, columns, _ = compile_query(
+            analyzed,
+            _qualified(session, insert.resolution.tables),
+            ttl=runtime.state_ttl,
+            hints=hints,
+            builder=builder,
+        )
+        target = _qualified(session, {"": insert.target})[""]
+        _sink(builder, last, target, insert, [(c.name, c.type) for c in columns])
+    plan = Plan(statement, tuple(builder.nodes), tuple(builder.edges), gateway_version=_version())
+    check_sinks(session, plan)
+    return plan
+
+
+def check_sinks(session: Session, plan: Plan) -> None:
+    """Flink's rule: a sink that cannot take updates refuses an updating input."""
+    updating = updating_nodes(plan)
+    for sink in plan.sinks():
+        source = plan.inputs(sink.id)[0]
+        connector = sink.fields.get("connector")
+        if source in updating and connector not in _UPDATING_SINKS:
+            producer = plan.node(source)
+            raise PlanError(
+                f"Table sink '{'.'.join(sink.fields['table']['identifier'])}' doesn't support "
+                f"consuming update changes which is produced by node {producer.id} "
+                f"({producer.description or producer.type}); write updates to a print or "
+                "blackhole table, or read them as a streaming query's changelog"
+            )
+
+
+def uses_state_ttl(text: str, runtime: RuntimeOptions) -> bool:
+    """A streaming statement runs on the TTL-aware operators."""
+    if not runtime.streaming:
+        return False
+    return runtime.state_ttl > timedelta(0) or bool(state_ttl_hints(text)[1])
+
+
+def compile_select(
+    session: Session, text: str, runtime: RuntimeOptions
+) -> tuple[DataFrame, Resolution] | None:
+    """A streaming SELECT's changelog frame on the TTL-aware operators; None
+    when it keeps no state (Spark runs it as it is) or cannot be compiled and
+    names no STATE_TTL hint (then Spark runs it, without per-operator TTL)."""
+    stripped, hints = state_ttl_hints(text)
+    frame, resolution = query_frame(session, stripped, runtime)
+    if not frame.isStreaming:
+        return None
+    analyzed = frame._jdf.queryExecution().analyzed()
+    try:
+        builder, last, _, _ = compile_query(
+            analyzed, _qualified(session, resolution.tables), ttl=runtime.state_ttl, hints=hints
+        )
+    except PlanError as exc:
+        if hints:
+            raise
+        log.warning("table.exec.state.ttl is not applied to this query: %s", exc)
+        return None
+    if not any(n.type in d.STATEFUL_TYPES for n in builder.nodes):
+        return None
+    plan = Plan(stripped, tuple(builder.nodes), tuple(builder.edges))
+    frames = run_frames(session, plan, runtime)
+    return frames.frames[last], _combined(frames)
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def _combined(frames: Frames) -> Resolution:
+    combined = Resolution("")
+    for resolution in frames.resolutions:
+        combined.sources.extend(resolution.sources)
+        combined.definitions.extend(resolution.definitions)
+    return combined
+
+
+def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
+    """The frames of ``plan``'s nodes on this session (nothing starts yet)."""
+    streaming = runtime.as_streaming()
+    plan = plan.with_ttl(runtime.state_ttl)
+
+    def scan(node: Node, table: tuple[str, ...]) -> tuple[DataFrame, Resolution]:
+        temporary = session.context.temporary_tables
+        known = resolve.lookup(session.spark, table, temporary) is not None
+        if not known and not session.spark.catalog.tableExists(quote_name(table)):
+            raise PlanError(f"node {node.id}: the table {'.'.join(table)} does not exist")
+        try:
+            return query_frame(session, f"SELECT * FROM {quote_name(table)}", streaming)
+        except ExecutionError as exc:
+            raise PlanError(f"node {node.id}: cannot read {'.'.join(table)}: {exc}") from None
+
+    return build_frames(plan, scan)
+
+
+def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[InsertPlan]:
+    """One prepared INSERT per sink of ``plan``, to submit as one job."""
+    check_sinks(session, plan)
+    frames = run_frames(session, plan, runtime)
+    resolution = _combined(frames)
+    spark = session.spark
+    temporary = session.context.temporary_tables
+    prepared = []
+    updating = frames.updating
+    for sink in plan.sinks():
+        source = plan.inputs(sink.id)[0]
+        frame = frames.frames[source]
+        target = tuple(str(p) for p in sink.fields.get("table", {}).get("identifier", []))
+        if not target:
+            raise PlanError(f"node {sink.id}: table.identifier must name the sink table")
+        definition = resolve.lookup(spark, target, temporary)
+        if definition is None and not spark.catalog.tableExists(quote_name(target)):
+            raise PlanError(f"node {sink.id}: the sink table {'.'.join(target)} does not exist")
+        if source not in updating:
+            frame = frame.drop(KIND_COLUMN)
+        prepared.append(
+            InsertPlan(plan.statement, frame, target, sink=definition, resolution=resolution)
+        )
+    return prepared
+
+
+# -- explaining ------------------------------------------------------------------------------
+
+
+def explain(plan: Plan, uri: str) -> str:
+    """The operator graph from each sink down, with every state's TTL and policy."""
+    lines = [
+        f"== Compiled plan '{uri}' (plan version {plan.version}"
+        + (f", compiled by sparkgate {plan.gateway_version}" if plan.gateway_version else "")
+        + ") ==",
+    ]
+    if plan.statement:
+        lines += ["", plan.statement.strip(), ""]
+    updating = updating_nodes(plan)
+
+    def draw(node_id: int, depth: int) -> None:
+        node = plan.node(node_id)
+        pad = "   " * depth
+        mark = "+- " if depth else ""
+        changes = "updates" if node_id in updating else "insert-only"
+        lines.append(f"{pad}{mark}[{node.id}] {node.description or node.type}  <{changes}>")
+        for spec in node.state or ():
+            lines.append(f"{pad}{'   ' if depth else ''}   state[{spec.index}] {spec.describe()}")
+        for source in plan.inputs(node_id):
+            draw(source, depth + 1)
+
+    for sink in plan.sinks():
+        draw(sink.id, 0)
+    return "\n".join(lines)
