@@ -131,6 +131,10 @@ class PlanBuilder:
         return node_id
 
 
+def _longest_first(item: tuple[str, str]) -> int:
+    return -len(item[0])
+
+
 class _Renderer:
     """Spark SQL text of an expression over its input's unique column names."""
 
@@ -140,8 +144,8 @@ class _Renderer:
     def render(self, expr: Any, extra: Mapping[str, str] | None = None) -> str:
         text = str(expr.sql())
         # Whole sub-expressions first (an aggregate call, a grouping expression).
-        for sql, name in sorted((extra or {}).items(), key=lambda kv: -len(kv[0])):
-            text = text.replace(sql, _quote(name))
+        for sql, whole in sorted((extra or {}).items(), key=_longest_first):
+            text = text.replace(sql, _quote(whole))
         replacements: dict[str, str] = {}
         for ref in _seq(expr.references().toSeq()):
             name = self._by_id.get(ref.exprId().id())
@@ -154,9 +158,9 @@ class _Renderer:
                     "different aliases"
                 )
             replacements[sql] = name
-        for sql, name in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
+        for sql, name in sorted(replacements.items(), key=_longest_first):
             pattern = r"(?<![\w.`])" + re.escape(sql) + r"(?![\w`])"
-            text = re.sub(pattern, lambda _m, n=name: _quote(n), text)
+            text = re.sub(pattern, _quote(name).replace("\\", "\\\\"), text)
         return text
 
 
@@ -437,13 +441,13 @@ class _Compiler:
         partition = []
         for expr in _seq(window.partitionSpec()):
             ref = _attr_id(expr)
-            if ref not in by_id:
+            if ref is None or ref not in by_id:
                 raise PlanError("PARTITION BY of a compiled rank takes columns, not expressions")
             partition.append(by_id[ref][0])
         order = []
         for sort in _seq(window.orderSpec()):
             ref = _attr_id(sort.child())
-            if ref not in by_id:
+            if ref is None or ref not in by_id:
                 raise PlanError("ORDER BY of a compiled rank takes columns, not expressions")
             order.append(
                 {
@@ -490,7 +494,8 @@ class _Compiler:
             )
             description = (
                 f"Rank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd={limit}], "
-                f"partitionBy=[{', '.join(keys)}], orderBy=[{sort_text}], select=[{', '.join(names)}])"
+                f"partitionBy=[{', '.join(keys)}], orderBy=[{sort_text}], "
+                f"select=[{', '.join(names)}])"
             )
             node_id = self.builder.add(
                 d.RANK,
@@ -524,8 +529,9 @@ class _Compiler:
         grouping: list[int] = []
         group_sql: dict[str, int] = {}
         for expr in _seq(node.groupingExpressions()):
-            if _attr_id(expr) in by_id:
-                grouping.append(by_id[_attr_id(expr)])
+            ref = _attr_id(expr)
+            if ref is not None and ref in by_id:
+                grouping.append(by_id[ref])
                 continue
             pre.append(
                 (
@@ -559,8 +565,9 @@ class _Compiler:
                     for arg in _seq(function.children()):
                         if _kind(arg) == "Literal" and kind == "COUNT":
                             continue  # COUNT(*) / COUNT(1)
-                        if _attr_id(arg) in by_id:
-                            args.append(by_id[_attr_id(arg)])
+                        ref = _attr_id(arg)
+                        if ref is not None and ref in by_id:
+                            args.append(by_id[ref])
                         else:
                             pre.append(
                                 (
@@ -605,7 +612,8 @@ class _Compiler:
         ]
         call_text = [
             f"{c['kind']}({'DISTINCT ' if c['distinct'] else ''}"
-            f"{', '.join(child.columns[a].name for a in c['argList']) or '*'}) AS {columns[len(keys) + i].name}"
+            f"{', '.join(child.columns[a].name for a in c['argList']) or '*'}) "
+            f"AS {columns[len(keys) + i].name}"
             for i, c in enumerate(calls)
         ]
         description = (
@@ -660,7 +668,8 @@ class _Compiler:
         join_type = _JOIN_TYPES.get(str(node.joinType().toString()))
         if join_type is None:
             raise PlanError(
-                f"Compiled plans join with INNER, LEFT, RIGHT and FULL joins, not {node.joinType().sql()}"
+                "Compiled plans join with INNER, LEFT, RIGHT and FULL joins, "
+                f"not {node.joinType().sql()}"
             )
         left = self.build(node.left())
         right = self.build(node.right())
@@ -703,7 +712,8 @@ class _Compiler:
         renderer = _Renderer(columns)
         condition = " AND ".join(f"({renderer.render(e)})" for e in rest) or None
         description = (
-            f"Join(joinType=[{join_type.title()}Join], where=[{renderer.render(node.condition().get())}], "
+            f"Join(joinType=[{join_type.title()}Join], "
+            f"where=[{renderer.render(node.condition().get())}], "
             f"select=[{', '.join(names)}])"
         )
         node_id = self.builder.add(

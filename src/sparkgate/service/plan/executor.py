@@ -249,6 +249,7 @@ def _build(
         processor.names = [*(n for n, _ in node.output_type), KIND_COLUMN]
         mode = _mode(node)
         return grouped.transformWithState(processor, schema, "Append", mode)  # type: ignore[no-any-return]
+
     if node.type == d.DEDUPLICATE:
         keys = [_index(node, k, width, "uniqueKeys") for k in _field(node, "uniqueKeys")]
         processor = ops.DeduplicateOperator(
@@ -294,7 +295,7 @@ def _join(
     node: Node,
     inputs: list[DataFrame],
     states: list[dict[str, Any]],
-    schema: str,
+    run: Callable[[Any, Any], DataFrame],
     F: Any,
     ops: Any,
 ) -> DataFrame:

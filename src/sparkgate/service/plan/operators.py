@@ -22,6 +22,7 @@ data (a node's JSON fields) and import nothing of the gateway's service.
 
 from __future__ import annotations
 
+import operator
 import pickle
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -88,6 +89,11 @@ class TtlValue:
             str(spec["name"]), _VALUE, self.ttl if self.native else None
         )
 
+    def _stored(self) -> tuple[bytes, int]:
+        stored = self._state.get()
+        assert stored is not None
+        return stored[0], int(stored[1])
+
     def _expires(self, touched: int) -> int:
         return touched + self.ttl
 
@@ -95,7 +101,7 @@ class TtlValue:
         """The value (None when absent or past its TTL); ``read`` counts as a read."""
         if not self._state.exists():
             return None
-        blob, touched = self._state.get()
+        blob, touched = self._stored()
         if self.timed and now >= self._expires(touched):
             self.clear(touched)
             return None
@@ -111,7 +117,7 @@ class TtlValue:
             if self.timed:
                 self._handle.registerTimer(self._expires(now))
             return
-        _, touched = self._state.get()
+        _, touched = self._stored()
         if self.timed and self.update_on in ("OnWrite", "OnReadWrite") and now > touched:
             self._move(blob, touched, now)
         else:
@@ -124,7 +130,7 @@ class TtlValue:
 
     def clear(self, touched: int | None = None) -> None:
         if touched is None and self._state.exists():
-            touched = self._state.get()[1]
+            touched = self._stored()[1]
         self._state.clear()
         if self.timed and touched is not None:
             self._handle.deleteTimer(self._expires(touched))
@@ -133,7 +139,7 @@ class TtlValue:
         """A timer fired at ``now``: delete the value if untouched for its TTL."""
         if not self.timed or not self._state.exists():
             return
-        blob, touched = self._state.get()
+        _, touched = self._stored()
         if now >= self._expires(touched):
             self._state.clear()
         else:  # touched since: the timer was moved then; keep exactly one
@@ -155,8 +161,11 @@ class _Operator(StatefulProcessor):
         self.values = [TtlValue(handle, spec) for spec in self.specs]
         self._make = SparkRow(*self.names)
 
-    def handleInputRows(  # noqa: N802
-        self, key: Any, rows: Iterator[Row], timerValues: TimerValues  # noqa: N803
+    def handleInputRows(  # type: ignore[override]
+        self,
+        key: Any,
+        rows: Iterator[Row],
+        timerValues: TimerValues,
     ) -> Iterator[Any]:
         make = self._make
         for values in self.apply(key, rows, timerValues):
@@ -178,8 +187,11 @@ class _Operator(StatefulProcessor):
         return int(timers.getCurrentProcessingTimeInMs())
 
     def handleExpiredTimer(
-        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
-    ) -> Iterator[Row]:
+        self,
+        key: Any,
+        timerValues: TimerValues,
+        expiredTimerInfo: ExpiredTimerInfo,
+    ) -> Iterator[Any]:
         for value in self.values:
             value.expire(self._now(value, timerValues))
         return iter(())
@@ -198,7 +210,7 @@ class DeduplicateOperator(_Operator):
         super().__init__(states, rowtime)
         self.keep_last = keep_last
 
-    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:  # noqa: N803
+    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:
         state = self.values[0]
         for row in rows:
             now = self._now(state, timerValues, [row])
@@ -293,7 +305,7 @@ class AggregateOperator(_Operator):
         )
         return (*key_values, *results)
 
-    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:  # noqa: N803
+    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:
         state = self.values[0]
         batch = list(rows)
         now = self._now(state, timerValues, batch)
@@ -348,16 +360,16 @@ class JoinOperator(_Operator):
         nulls = (tuple([None] * len(self.columns[0])), tuple([None] * len(self.columns[1])))
         for lrow, ln in left.items():
             for rrow, rn in right.items():
-                out[(*lrow, *rrow)] += ln * rn
+                out[lrow + rrow] += ln * rn
         if self.join_type in ("LEFT", "FULL") and not right:
             for lrow, ln in left.items():
-                out[(*lrow, *nulls[1])] += ln
+                out[lrow + nulls[1]] += ln
         if self.join_type in ("RIGHT", "FULL") and not left:
             for rrow, rn in right.items():
-                out[(*nulls[0], *rrow)] += rn
+                out[nulls[0] + rrow] += rn
         return out
 
-    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:  # noqa: N803
+    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:
         batch = list(rows)
         arrived = [[r for r in batch if r[self.side] == s] for s in (0, 1)]
         sides: list[Counter[Any]] = []
@@ -412,11 +424,11 @@ class RankOperator(_Operator):
             index, ascending, nulls_first = spec["index"], spec["ascending"], spec["nullsFirst"]
             present = [r for r in ordered if r[index] is not None]
             missing = [r for r in ordered if r[index] is None]
-            present.sort(key=lambda r, i=index: r[i], reverse=not ascending)
+            present.sort(key=operator.itemgetter(index), reverse=not ascending)
             ordered = missing + present if nulls_first else present + missing
         return ordered
 
-    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:  # noqa: N803
+    def apply(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Out:
         state = self.values[0]
         batch = list(rows)
         now = self._now(state, timerValues, batch)

@@ -113,7 +113,7 @@ def _qualified(
     """Each table by its full name, so a plan reads the same tables from any database."""
     spark = session.spark
     temporary = session.context.temporary_tables
-    out = {}
+    out: dict[str, tuple[str, ...]] = {}
     catalog = spark._jsparkSession.sessionState().catalogManager()
     current = (str(catalog.currentCatalog().name()), *(str(p) for p in catalog.currentNamespace()))
     for view, name in views.items():
