@@ -37,7 +37,13 @@ def _plan(ttl: timedelta = timedelta(hours=1)) -> Plan:
 @pytest.mark.parametrize(
     ("text", "uri", "if_not_exists", "execute", "inserts"),
     [
-        ("COMPILE PLAN '/tmp/p.json' FOR INSERT INTO s SELECT * FROM t", "/tmp/p.json", False, False, 1),
+        (
+            "COMPILE PLAN '/tmp/p.json' FOR INSERT INTO s SELECT * FROM t",
+            "/tmp/p.json",
+            False,
+            False,
+            1,
+        ),
         (
             "COMPILE PLAN 'file:///p.json' IF NOT EXISTS FOR INSERT INTO s SELECT 1",
             "file:///p.json",
@@ -130,11 +136,23 @@ def _edited(change: object) -> str:
         ("[1]", "a plan is a JSON object"),
         (_edited(lambda b: b.update(planVersion=99)), "unknown plan version 99"),
         (_edited(lambda b: b.pop("planVersion")), "planVersion is missing"),
-        (_edited(lambda b: b["nodes"][1]["state"][0].update(ttl="-5 s")), r"node 2: state\[0\].ttl must not be negative"),
-        (_edited(lambda b: b["nodes"][1]["state"][0].update(ttl="soon")), r"node 2: state\[0\].ttl is not a duration"),
-        (_edited(lambda b: b["nodes"][1]["state"][0].update(ttlUpdate="OnWhim")), "ttlUpdate 'OnWhim'"),
+        (
+            _edited(lambda b: b["nodes"][1]["state"][0].update(ttl="-5 s")),
+            r"node 2: state\[0\].ttl must not be negative",
+        ),
+        (
+            _edited(lambda b: b["nodes"][1]["state"][0].update(ttl="soon")),
+            r"node 2: state\[0\].ttl is not a duration",
+        ),
+        (
+            _edited(lambda b: b["nodes"][1]["state"][0].update(ttlUpdate="OnWhim")),
+            "ttlUpdate 'OnWhim'",
+        ),
         (_edited(lambda b: b["nodes"][1]["state"][0].update(ttlTime="LUNAR")), "ttlTime 'LUNAR'"),
-        (_edited(lambda b: b["nodes"][1].update(type="stream-exec-magic_1")), "node 2: unknown node type"),
+        (
+            _edited(lambda b: b["nodes"][1].update(type="stream-exec-magic_1")),
+            "node 2: unknown node type",
+        ),
         (_edited(lambda b: b["edges"].append({"source": 1, "target": 9})), "names node 9"),
         (_edited(lambda b: b["nodes"].pop()), "names node 3"),
     ],
@@ -159,12 +177,15 @@ def test_a_plan_without_state_runs_with_the_session_ttl() -> None:
 
 
 def test_state_ttl_hints_are_read_and_removed() -> None:
-    text = "SELECT /*+ STATE_TTL('o' = '1d', \"c\" = '12 h'), BROADCAST(c) */ * FROM o JOIN c ON o.k = c.k"
+    text = (
+        "SELECT /*+ STATE_TTL('o' = '1d', \"c\" = '12 h'), BROADCAST(c) */ * "
+        "FROM o JOIN c ON o.k = c.k"
+    )
     stripped, ttls = state_ttl_hints(text)
     assert ttls == {"o": timedelta(days=1), "c": timedelta(hours=12)}
     assert "STATE_TTL" not in stripped and "BROADCAST(c)" in stripped
     assert state_ttl_hints("SELECT 1") == ("SELECT 1", {})
-    with pytest.raises(SqlParseError, match="not negative|must not be negative"):
+    with pytest.raises(SqlParseError, match="must not be negative"):
         state_ttl_hints("SELECT /*+ STATE_TTL('o' = '-1 s') */ 1")
     with pytest.raises(SqlParseError, match="pairs"):
         state_ttl_hints("SELECT /*+ STATE_TTL('o', '1 s') */ 1")

@@ -20,7 +20,12 @@ class Files:
 
     def _path(self, path: str) -> tuple[Any, Any]:
         hadoop = self._jvm.org.apache.hadoop.fs.Path(path)
-        return hadoop.getFileSystem(self._conf), hadoop
+        fs = hadoop.getFileSystem(self._conf)
+        if str(fs.getScheme()) == "file":
+            # Local files without Hadoop's .crc sidecars: a file edited by hand (a
+            # compiled plan) would otherwise fail its checksum.
+            fs = fs.getRawFileSystem()
+        return fs, hadoop
 
     def exists(self, path: str) -> bool:
         fs, hadoop = self._path(path)
