@@ -483,7 +483,7 @@ class _Compiler:
             projection.append(("rn", "1", "INT", rn.exprId().id(), None))
             built = self.calc(built, projection, None)
         else:
-            columns = [*child.columns, Column("rn", "BIGINT", rn.exprId().id())]
+            columns = [*child.columns, Column("rn", str(rn.dataType().sql()), rn.exprId().id())]
             names = _unique(c.name for c in columns)
             columns = [
                 Column(n, c.type, c.expr_id, c.time) for n, c in zip(names, columns, strict=True)
