@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate import version
 from sparkgate.api.catalog import (
     CatalogTable,
     FunctionDefinition,
@@ -97,15 +98,6 @@ def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, st
             "catalog.database.table"
         )
     return (parts[0], parts[1], parts[2])
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("sparkgate")
-    except PackageNotFoundError:
-        return "0.0.0"
 
 
 def _catalog_store(config: Configuration) -> CatalogStore:
@@ -427,7 +419,7 @@ class SparkGatewayService:
 
     # -- utilities ---------------------------------------------------------------
     def get_gateway_info(self) -> GatewayInfo:
-        return GatewayInfo("sparkgate", _version(), self.spark.version)
+        return GatewayInfo("sparkgate", version(), self.spark.version)
 
     def complete_statement(
         self, session: SessionHandle, statement: str, position: int

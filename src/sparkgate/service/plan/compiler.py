@@ -29,20 +29,16 @@ from typing import Any
 
 from sparkgate.api.errors import PlanError
 from sparkgate.service.plan import document as d
-from sparkgate.service.plan.document import Edge, Node, Plan, StateSpec
+from sparkgate.service.plan.document import Edge, Node, StateSpec
+from sparkgate.sql.quoting import quote_identifier as _quote
 
-__all__ = ["Column", "PlanBuilder", "compile_query", "rank_number_name"]
+__all__ = ["Column", "PlanBuilder", "compile_query"]
 
-_TRANSPARENT = ("SubqueryAlias",)
 _STREAM_LEAVES = ("StreamingRelationV2", "StreamingRelation", "StreamingDataSourceV2Relation")
 _PROCTIME_FUNCTIONS = ("CurrentTimestamp", "Now", "LocalTimestamp", "CurrentTimestampLike")
 _AGGREGATES = {"Count": "COUNT", "Sum": "SUM", "Min": "MIN", "Max": "MAX", "Average": "AVG"}
 _JOIN_TYPES = {"Inner": "INNER", "LeftOuter": "LEFT", "RightOuter": "RIGHT", "FullOuter": "FULL"}
 _WATERMARK_DELAY = "spark.watermarkDelayMs"
-
-
-def rank_number_name() -> str:
-    return "rn"
 
 
 def _seq(scala: Any) -> list[Any]:
@@ -58,10 +54,6 @@ def _attr_id(expr: Any) -> int | None:
     if _kind(expr).endswith("AttributeReference"):
         return int(expr.exprId().id())
     return None
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass
@@ -122,7 +114,7 @@ class PlanBuilder:
                 type=kind,
                 description=description,
                 output_type=tuple((c.name, c.type) for c in columns),
-                inputs=len(inputs) if kind != d.SCAN else 0,
+                inputs=len(inputs),
                 state=state,
                 fields=fields,
             )
@@ -170,12 +162,12 @@ class _Compiler:
         views: Mapping[str, tuple[str, ...]],
         ttl: timedelta,
         hints: Mapping[str, timedelta],
+        builder: PlanBuilder,
     ) -> None:
         self.views = views
         self.ttl = ttl
         self.hints = {k.lower(): v for k, v in hints.items()}
-        self.used_hints: set[str] = set()
-        self.builder = PlanBuilder()
+        self.builder = builder
 
     # -- helpers -------------------------------------------------------------------
 
@@ -186,7 +178,6 @@ class _Compiler:
             ttl = self.ttl
             if alias is not None and alias.lower() in self.hints:
                 ttl = self.hints[alias.lower()]
-                self.used_hints.add(alias.lower())
             specs.append(StateSpec(index, name, ttl))
         return tuple(specs)
 
@@ -736,24 +727,14 @@ class _Compiler:
 def compile_query(
     analyzed: Any,
     views: Mapping[str, tuple[str, ...]],
+    builder: PlanBuilder,
     *,
     ttl: timedelta,
     hints: Mapping[str, timedelta] | None = None,
-    builder: PlanBuilder | None = None,
-) -> tuple[PlanBuilder, int, list[Column], set[str]]:
-    """Compile one query's analyzed plan into ``builder``: the builder, the id
-    and columns of the query's last node, and the hint names that were used."""
-    compiler = _Compiler(views, ttl, hints or {})
-    if builder is not None:
-        compiler.builder = builder
+) -> tuple[int, list[Column]]:
+    """Compile one query's analyzed plan into ``builder``: the id and columns of
+    the query's last node. ``views`` names the table each temporary view of the
+    gateway's table resolution stands for."""
+    compiler = _Compiler(views, ttl, hints or {}, builder)
     built = compiler.build(analyzed)
-    return compiler.builder, built.node_id, built.columns, compiler.used_hints
-
-
-def finish(builder: PlanBuilder, statement: str, gateway_version: str) -> Plan:
-    return Plan(
-        statement=statement,
-        nodes=tuple(builder.nodes),
-        edges=tuple(builder.edges),
-        gateway_version=gateway_version,
-    )
+    return built.node_id, built.columns

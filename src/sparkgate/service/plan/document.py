@@ -27,6 +27,7 @@ from typing import Any
 
 from sparkgate.api.config import format_duration, parse_duration
 from sparkgate.api.errors import PlanError
+from sparkgate.sql.quoting import quote_identifier
 
 __all__ = [
     "NODE_TYPES",
@@ -155,7 +156,7 @@ class Edge:
 
 def row_type(columns: Sequence[tuple[str, str]]) -> str:
     """Flink's ROW type string, with Spark's type names."""
-    inner = ", ".join(f"`{name.replace('`', '``')}` {kind}" for name, kind in columns)
+    inner = ", ".join(f"{quote_identifier(name)} {kind}" for name, kind in columns)
     return f"ROW<{inner}>"
 
 
@@ -216,6 +217,11 @@ class Plan:
         """The ids of a node's inputs, in input order."""
         edges = sorted((e for e in self.edges if e.target == node_id), key=lambda e: e.index)
         return [e.source for e in edges]
+
+    @property
+    def stateful(self) -> bool:
+        """Whether any node keeps state (without, Spark's own execution is the same)."""
+        return any(n.type in STATEFUL_TYPES for n in self.nodes)
 
     def sinks(self) -> list[Node]:
         return [n for n in self.nodes if n.type == SINK]

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import functions as F
+
 from sparkgate.api.errors import ExecutionError, PlanError
 from sparkgate.service.plan import document as d
+from sparkgate.service.plan import operators as ops
 from sparkgate.service.plan.document import Node, Plan
 from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.sql.quoting import quote_identifier as _quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -31,10 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["Frames", "build_frames", "updating_nodes"]
 
 log = logging.getLogger(__name__)
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _ddl(node: Node) -> str:
@@ -124,7 +125,7 @@ def _index(node: Node, value: Any, width: int, what: str) -> int:
     return value
 
 
-def _rowtime(node: Node, schema: Any) -> int | None:
+def _rowtime(node: Node) -> int | None:
     """The input's event-time column, needed by event-time TTL."""
     wanted = any(s.ttl_time == "EVENT_TIME" and s.ttl_ms > 0 for s in node.state or ())
     index = node.fields.get("inputRowtime")
@@ -150,37 +151,35 @@ def _mode(node: Node) -> str:
     return time_mode(_states(node))
 
 
+def _type_form(text: str) -> str:
+    """A Spark type's written form made comparable: ``DECIMAL(10,2)``, ``STRUCT<A:INT>``
+    read the same from ``DataType.simpleString()`` and from the plan's SQL names."""
+    form = re.sub(r"[\s`:]", "", text).upper()
+    for alias, name in _ALIASES.items():
+        form = form.replace(alias, name)
+    return form
+
+
+_ALIASES = {"INTEGER": "INT", "LONG": "BIGINT", "SHORT": "SMALLINT"}
+
+
 def _check(node: Node, frame: DataFrame) -> DataFrame:
     """The frame has the node's outputType (names by position, types exactly)."""
     fields = [f for f in frame.schema.fields if f.name != KIND_COLUMN]
-    got = [f.dataType.simpleString().upper() for f in fields]
-    wanted = [t.replace(" ", "").upper() for _, t in node.output_type]
-    got_compact = [g.replace(" ", "") for g in got]
-    if len(got) != len(wanted):
+    if len(fields) != len(node.output_type):
         raise PlanError(
-            f"node {node.id} ({node.description or node.type}): it gives {len(got)} columns, "
-            f"its outputType has {len(wanted)}"
+            f"node {node.id} ({node.description or node.type}): it gives {len(fields)} "
+            f"columns, its outputType has {len(node.output_type)}"
         )
-    for (name, kind), mine, theirs in zip(node.output_type, got_compact, wanted, strict=True):
-        if mine != theirs and not _same_type(mine, theirs):
+    for (name, kind), field_ in zip(node.output_type, fields, strict=True):
+        mine = field_.dataType.simpleString()
+        if _type_form(mine) != _type_form(kind):
             raise PlanError(
-                f"node {node.id} ({node.type}): column '{name}' is {mine}, but the plan's "
-                f"outputType says {kind}"
+                f"node {node.id} ({node.type}): column '{name}' is {mine.upper()}, but the "
+                f"plan's outputType says {kind}"
             )
     names = [n for n, _ in node.output_type]
     return frame.toDF(*names, KIND_COLUMN)
-
-
-_ALIASES = {"INTEGER": "INT", "STRING": "STRING", "LONG": "BIGINT", "SHORT": "SMALLINT"}
-
-
-def _same_type(a: str, b: str) -> bool:
-    def norm(t: str) -> str:
-        for alias, name in _ALIASES.items():
-            t = t.replace(alias, name)
-        return t.replace(":", "").replace("`", "")
-
-    return norm(a) == norm(b)
 
 
 def build_frames(
@@ -188,15 +187,11 @@ def build_frames(
     scan: Callable[[Node, tuple[str, ...]], tuple[DataFrame, Resolution]],
 ) -> Frames:
     """A frame per node (but sinks). ``scan`` reads a scan node's table."""
-    from pyspark.sql import functions as F
-
-    from sparkgate.service.plan import operators as ops
-
     out = Frames(updating=updating_nodes(plan))
     for node in _ordered(plan):
         inputs = [out.frames[i] for i in plan.inputs(node.id) if i in out.frames]
         try:
-            frame = _build(node, inputs, plan, out, scan, F, ops)
+            frame = _build(node, inputs, plan, out, scan)
         except (PlanError, ExecutionError):
             raise
         except Exception as exc:
@@ -213,8 +208,6 @@ def _build(
     plan: Plan,
     out: Frames,
     scan: Callable[[Node, tuple[str, ...]], tuple[DataFrame, Resolution]],
-    F: Any,
-    ops: Any,
 ) -> DataFrame | None:
     kind_type = "tinyint"
     if node.type == d.SCAN:
@@ -252,8 +245,8 @@ def _build(
 
     if node.type == d.DEDUPLICATE:
         keys = [_index(node, k, width, "uniqueKeys") for k in _field(node, "uniqueKeys")]
-        processor = ops.DeduplicateOperator(
-            states, _rowtime(node, source), bool(node.fields.get("keepLastRow"))
+        processor: ops.Operator = ops.DeduplicateOperator(
+            states, _rowtime(node), bool(node.fields.get("keepLastRow"))
         )
         grouped = source.groupBy(*(_quote(source.columns[k]) for k in keys))
         return run(processor, grouped)
@@ -267,7 +260,7 @@ def _build(
             if kind.startswith("DECIMAL(") and "," in kind:
                 scale = int(kind.split(",")[1].rstrip(")").strip())
             calls.append({**call, "argList": args, "scale": scale})
-        processor = ops.AggregateOperator(states, _rowtime(node, source), keys, calls)
+        processor = ops.AggregateOperator(states, _rowtime(node), keys, calls)
         if keys:
             grouped = source.groupBy(*(_quote(source.columns[k]) for k in keys))
         else:  # a global aggregate: one key for all rows
@@ -283,11 +276,11 @@ def _build(
         if limit < 1:
             raise PlanError(f"node {node.id}: rankRange.end must be at least 1")
         append_only = plan.inputs(node.id)[0] not in out.updating
-        processor = ops.RankOperator(states, _rowtime(node, source), order, limit, append_only)
+        processor = ops.RankOperator(states, _rowtime(node), order, limit, append_only)
         grouped = source.groupBy(*(_quote(source.columns[k]) for k in keys))
         return run(processor, grouped)
     if node.type == d.JOIN:
-        return _join(node, inputs, states, run, F, ops)
+        return _join(node, inputs, states, run)
     raise PlanError(f"node {node.id}: unknown node type {node.type}")
 
 
@@ -296,8 +289,6 @@ def _join(
     inputs: list[DataFrame],
     states: list[dict[str, Any]],
     run: Callable[[Any, Any], DataFrame],
-    F: Any,
-    ops: Any,
 ) -> DataFrame:
     left, right = inputs
     spec = _field(node, "joinSpec")
@@ -360,11 +351,3 @@ def _join(
     if condition:
         joined = joined.where(str(condition))
     return joined
-
-
-def frame_of(frames: Frames, node_id: int) -> DataFrame:
-    return frames.frames[node_id]
-
-
-def sink_fields(node: Node) -> Mapping[str, Any]:
-    return node.fields

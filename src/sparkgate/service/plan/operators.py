@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 import pickle
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "AggregateOperator",
     "DeduplicateOperator",
     "JoinOperator",
+    "Operator",
     "RankOperator",
     "TtlValue",
     "time_mode",
@@ -146,7 +147,7 @@ class TtlValue:
             self._handle.registerTimer(self._expires(touched))
 
 
-class _Operator(StatefulProcessor):
+class Operator(StatefulProcessor):
     """Common parts: the states of the node, and the current time of a call."""
 
     def __init__(self, states: Sequence[dict[str, Any]], rowtime: int | None) -> None:
@@ -200,7 +201,7 @@ class _Operator(StatefulProcessor):
         pass
 
 
-class DeduplicateOperator(_Operator):
+class DeduplicateOperator(Operator):
     """Flink's deduplication: keep the first row of a key (emitted once), or the
     last (each new row updates the kept one)."""
 
@@ -273,7 +274,7 @@ def _average(total: Any, count: int, scale: int | None) -> Any:
     return total / count
 
 
-class AggregateOperator(_Operator):
+class AggregateOperator(Operator):
     """Flink's group aggregate with retraction: COUNT, SUM, MIN, MAX, AVG, each
     optionally DISTINCT; one update pair per key and micro-batch."""
 
@@ -336,7 +337,7 @@ class AggregateOperator(_Operator):
             yield (*after, UPDATE_AFTER)  # type: ignore[misc]
 
 
-class JoinOperator(_Operator):
+class JoinOperator(Operator):
     """Flink's regular join: each side's rows kept per key in the side's state,
     with its own TTL; outer sides padded with nulls. Its input is both sides in
     one stream: ``side`` (0 left, 1 right) and each side's columns."""
@@ -401,7 +402,7 @@ class JoinOperator(_Operator):
                 yield (*row, INSERT)
 
 
-class RankOperator(_Operator):
+class RankOperator(Operator):
     """Flink's top-N (ROW_NUMBER ... <= N): the kept rows of a key sorted, and
     the changes of the first N positions, with their row numbers."""
 
@@ -461,6 +462,3 @@ class RankOperator(_Operator):
                 yield (*old, number, DELETE)
             elif new is not None:
                 yield (*new, number, INSERT)
-
-
-Factory = Callable[[], StatefulProcessor]

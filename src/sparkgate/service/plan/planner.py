@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from sparkgate import version
 from sparkgate.api.errors import ExecutionError, PlanError
 from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.plan import document as d
 from sparkgate.service.plan.compiler import PlanBuilder, compile_query
 from sparkgate.service.plan.document import Node, Plan
@@ -54,40 +56,31 @@ log = logging.getLogger(__name__)
 _UPDATING_SINKS = ("print", "blackhole")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("sparkgate")
-    except PackageNotFoundError:
-        return "dev"
-
-
 # -- where plans live ------------------------------------------------------------------
 
 
-def _files(session: Session, uri: str) -> tuple[Files, str]:
+def _checked(session: Session, uri: str) -> tuple[Files, bool]:
+    """The file system of ``uri`` and whether the file is there; a URI no file
+    system serves is a PlanError."""
     files = Files(session.spark)
     try:
-        files.exists(uri)
+        return files, files.exists(uri)
     except Exception as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         scheme = uri.partition(":")[0] if ":" in uri else "file"
         raise PlanError(
             f"No file system serves the plan URI '{uri}' (scheme '{scheme}'): {message}"
         ) from None
-    return files, uri
 
 
 def plan_exists(session: Session, uri: str) -> bool:
-    files, path = _files(session, uri)
-    return files.exists(path)
+    return _checked(session, uri)[1]
 
 
 def read_plan(session: Session, uri: str) -> Plan:
-    files, path = _files(session, uri)
+    files, _ = _checked(session, uri)
     try:
-        text = files.read(path)
+        text = files.read(uri)
     except Exception as exc:
         raise PlanError(f"Cannot read the plan '{uri}': {str(exc).splitlines()[0]}") from None
     if text is None:
@@ -96,9 +89,9 @@ def read_plan(session: Session, uri: str) -> Plan:
 
 
 def write_plan(session: Session, uri: str, plan: Plan) -> None:
-    files, path = _files(session, uri)
+    files, _ = _checked(session, uri)
     try:
-        files.write(path, plan.to_json())
+        files.write(uri, plan.to_json())
     except Exception as exc:
         raise PlanError(f"Cannot write the plan '{uri}': {str(exc).splitlines()[0]}") from None
     log.info("Wrote the compiled plan %s (%d nodes)", uri, len(plan.nodes))
@@ -110,22 +103,15 @@ def write_plan(session: Session, uri: str, plan: Plan) -> None:
 def _qualified(
     session: Session, views: Mapping[str, tuple[str, ...]]
 ) -> dict[str, tuple[str, ...]]:
-    """Each table by its full name, so a plan reads the same tables from any database."""
-    spark = session.spark
+    """Each table by its full name, so a plan reads the same tables from any
+    database; a session's temporary table keeps its one-part name."""
     temporary = session.context.temporary_tables
-    out: dict[str, tuple[str, ...]] = {}
-    catalog = spark._jsparkSession.sessionState().catalogManager()
-    current = (str(catalog.currentCatalog().name()), *(str(p) for p in catalog.currentNamespace()))
-    for view, name in views.items():
-        if len(name) == 1 and name[0] in temporary:
-            out[view] = name
-        elif len(name) == 1:
-            out[view] = (*current, name[0])
-        elif len(name) == 2:
-            out[view] = (current[0], *name)
-        else:
-            out[view] = name
-    return out
+    return {
+        view: name
+        if len(name) == 1 and name[0] in temporary
+        else qualified_name(session.spark, name)
+        for view, name in views.items()
+    }
 
 
 def _sink(
@@ -163,21 +149,21 @@ def compile_inserts(
             raise PlanError(f"COMPILE PLAN needs an INSERT reading tables as streams: {text}")
         assert insert.resolution is not None
         analyzed = insert.frame._jdf.queryExecution().analyzed()
-        _, last, columns, _ = compile_query(
+        last, columns = compile_query(
             analyzed,
             _qualified(session, insert.resolution.tables),
+            builder,
             ttl=runtime.state_ttl,
             hints=hints,
-            builder=builder,
         )
         target = _qualified(session, {"": insert.target})[""]
         _sink(builder, last, target, insert, [(c.name, c.type) for c in columns])
-    plan = Plan(statement, tuple(builder.nodes), tuple(builder.edges), gateway_version=_version())
-    check_sinks(session, plan)
+    plan = Plan(statement, tuple(builder.nodes), tuple(builder.edges), gateway_version=version())
+    check_sinks(plan)
     return plan
 
 
-def check_sinks(session: Session, plan: Plan) -> None:
+def check_sinks(plan: Plan) -> None:
     """Flink's rule: a sink that cannot take updates refuses an updating input."""
     updating = updating_nodes(plan)
     for sink in plan.sinks():
@@ -211,18 +197,23 @@ def compile_select(
     if not frame.isStreaming:
         return None
     analyzed = frame._jdf.queryExecution().analyzed()
+    builder = PlanBuilder()
     try:
-        builder, last, _, _ = compile_query(
-            analyzed, _qualified(session, resolution.tables), ttl=runtime.state_ttl, hints=hints
+        last, _ = compile_query(
+            analyzed,
+            _qualified(session, resolution.tables),
+            builder,
+            ttl=runtime.state_ttl,
+            hints=hints,
         )
     except PlanError as exc:
         if hints:
             raise
         log.warning("table.exec.state.ttl is not applied to this query: %s", exc)
         return None
-    if not any(n.type in d.STATEFUL_TYPES for n in builder.nodes):
-        return None
     plan = Plan(stripped, tuple(builder.nodes), tuple(builder.edges))
+    if not plan.stateful:
+        return None
     frames = run_frames(session, plan, runtime)
     return frames.frames[last], _combined(frames)
 
@@ -258,7 +249,7 @@ def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
 
 def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[InsertPlan]:
     """One prepared INSERT per sink of ``plan``, to submit as one job."""
-    check_sinks(session, plan)
+    check_sinks(plan)
     frames = run_frames(session, plan, runtime)
     resolution = _combined(frames)
     spark = session.spark

@@ -59,15 +59,6 @@ class Files:
             return []
         return [str(status.getPath().getName()) for status in fs.listStatus(hadoop)]
 
-    def create(self, path: str, text: str) -> None:
-        """Write ``path`` anew (its directory made as needed), not through a rename."""
-        fs, hadoop = self._path(path)
-        stream = fs.create(hadoop, True)
-        try:
-            stream.write(bytearray(text.encode()))
-        finally:
-            stream.close()
-
     def delete(self, path: str) -> None:
         fs, hadoop = self._path(path)
         fs.delete(hadoop, True)

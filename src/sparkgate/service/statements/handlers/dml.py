@@ -5,7 +5,6 @@ from __future__ import annotations
 from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.plan import planner
-from sparkgate.service.plan.document import STATEFUL_TYPES
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
 from sparkgate.service.statements.results import job_result
@@ -22,7 +21,7 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
         compiled = planner.compile_inserts(
             context.session, [statement.text], runtime, statement.text
         )
-        if any(n.type in STATEFUL_TYPES for n in compiled.nodes):
+        if compiled.stateful:
             plans = planner.insert_plans(context.session, compiled, runtime)
             job_id = submit(context.session, context.operation, plans, statement.text, runtime)
             return job_result(job_id)
