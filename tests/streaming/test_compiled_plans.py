@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -240,10 +243,8 @@ def test_with_long_ttls_results_equal_sparks_own(
     run(stream_service, session, "SET 'table.exec.state.ttl' = '1 d'")
     try:
         op = stream_service.execute_statement(session, text)
-        got = changes(
-            stream_service, session, op, until=lambda c: _replayed(c) == expected, timeout=180
-        )
-        stream_service.close_operation(session, op)
+        # A bounded source ends the changelog (EOS), as in Spark's own execution.
+        got = changes(stream_service, session, op, timeout=180)
     finally:
         run(stream_service, session, "RESET 'table.exec.state.ttl'")
         run(stream_service, session, "RESET 'execution.runtime-mode'")
@@ -261,3 +262,334 @@ def _replayed(got: list[tuple[RowKind, tuple[object, ...]]]) -> Counter[tuple[ob
 
 def _normalised(rows: Counter[tuple[object, ...]]) -> Counter[tuple[object, ...]]:
     return Counter({tuple(_normal(v) for v in row): n for row, n in rows.items()})
+
+
+# -- TTL observed over time: sources whose files the test writes when it wants ------
+
+
+class _Feed:
+    """A monitored filesystem table whose CSV files the test drops in one by one."""
+
+    def __init__(
+        self,
+        service: SparkGatewayService,
+        session: SessionHandle,
+        path: Path,
+        columns: str,
+        extra: str = "",
+    ) -> None:
+        self.table = name("feed")
+        self.path = path
+        self.count = 0
+        path.mkdir(parents=True)
+        run(
+            service,
+            session,
+            f"CREATE TABLE {self.table} ({columns}{extra}) WITH ('connector' = 'filesystem', "
+            f"'path' = '{path}', 'format' = 'csv', 'source.monitor-interval' = '1 s')",
+        )
+
+    def drop(self, *rows: str) -> None:
+        self.count += 1
+        aside = self.path / f".part-{self.count}.tmp"
+        aside.write_text("".join(f"{row}\n" for row in rows))
+        aside.rename(self.path / f"part-{self.count:04d}.csv")
+
+
+class _Printed:
+    """The rows a print table's job printed (through the ``sparkgate.print`` logger)."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture) -> None:
+        caplog.set_level(logging.INFO, logger="sparkgate.print")
+        self.caplog = caplog
+        self.rows: dict[str, list[tuple[str, list[str]]]] = {}
+
+    def of(self, table: str) -> list[tuple[str, list[str]]]:
+        for record in self.caplog.records:
+            match = _PRINTED.match(record.getMessage())
+            if match is not None:
+                self.rows.setdefault(match.group(1), []).append(
+                    (match.group(2), match.group(3).split(", "))
+                )
+        self.caplog.clear()
+        return self.rows.get(table, [])
+
+    def wait(self, table: str, predicate: Callable[[list[tuple[str, list[str]]]], bool]) -> None:
+        assert wait_for(lambda: predicate(self.of(table)), timeout=120), self.of(table)
+
+
+def _print_table(service: SparkGatewayService, session: SessionHandle, columns: str) -> str:
+    table = name("out")
+    run(
+        service,
+        session,
+        f"CREATE TABLE {table} ({columns}) WITH ('connector' = 'print', "
+        f"'print-identifier' = '{table}')",
+    )
+    return table
+
+
+def _edited_plan(
+    service: SparkGatewayService,
+    session: SessionHandle,
+    path: Path,
+    insert: str,
+    edit: Callable[[dict[str, Any]], None],
+) -> Path:
+    """COMPILE PLAN ``insert`` to ``path``, then change the stateful node's states."""
+    run(service, session, f"COMPILE PLAN '{path}' FOR {insert}")
+    body = json.loads(path.read_text())
+    [node] = [n for n in body["nodes"] if "state" in n]
+    edit(node)
+    path.write_text(json.dumps(body, indent=2))
+    return path
+
+
+def _dedup(feed: str, out: str) -> str:
+    return (
+        f"INSERT INTO {out} SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
+        f"ORDER BY proctime) AS rn FROM {feed}) WHERE rn = 1"
+    )
+
+
+def _keys(rows: list[tuple[str, list[str]]], key: str) -> list[str]:
+    return [values[1] for kind, values in rows if values[0] == key and kind == "+I"]
+
+
+def test_on_read_write_extends_a_key_s_life_on_create_does_not(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seed 001's policies on one input sequence, in one job (two deduplications
+    of one source, so both see the same micro-batch times): a key read (a
+    duplicate seen) 10 s after it was kept and seen again 10 s later, with a
+    20 s TTL. Under OnCreate it expired 20 s after creation and passes again;
+    under OnReadWrite the read moved its expiry, so it is still a duplicate."""
+    printed = _Printed(caplog)
+    feed = _Feed(
+        stream_service, session, tmp_path / "in", "k STRING, v BIGINT", ", proctime AS PROCTIME()"
+    )
+    out = _print_table(stream_service, session, "k STRING, v BIGINT, policy STRING")
+    policies = ("OnCreate", "OnReadWrite")
+    branches = " UNION ALL ".join(
+        f"SELECT k, v, '{policy}' AS policy FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
+        f"ORDER BY proctime) AS rn FROM {feed.table}) WHERE rn = 1"
+        for policy in policies
+    )
+    path = tmp_path / "policies.json"
+    run(stream_service, session, f"COMPILE PLAN '{path}' FOR INSERT INTO {out} {branches}")
+    body = json.loads(path.read_text())
+    dedups = [n for n in body["nodes"] if n["type"] == "stream-exec-deduplicate_1"]
+    assert len(dedups) == 2
+    for node, policy in zip(dedups, policies, strict=True):
+        node["state"][0].update(ttl="20 s", ttlUpdate=policy)
+    path.write_text(json.dumps(body, indent=2))
+    [(text,)] = run(stream_service, session, f"EXPLAIN PLAN '{path}'")
+    for policy in policies:
+        assert f"deduplicateState: ttl=20 s update={policy} time=PROCESSING_TIME" in text
+    [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{path}'")
+
+    try:
+        # The first micro-batch starts the Python workers (seconds): before the clock matters.
+        feed.drop("warm,0")
+        printed.wait(out, lambda rows: len([r for r in rows if r[1][0] == "warm"]) == 2)
+        # Each wait below is on a printed row, so every gap is at least as long as
+        # said: a,3 comes at least 20 s (the TTL) after a,1 was kept, and a,2 and
+        # a,3 within 10 s plus a micro-batch of their predecessors' batches.
+        feed.drop("a,1")
+        printed.wait(out, lambda rows: len([r for r in rows if r[1][0] == "a"]) == 2)
+        time.sleep(10)
+        feed.drop("a,2", "m,0")  # a read of the kept key (a duplicate); m marks the batch
+        printed.wait(out, lambda rows: len([r for r in rows if r[1][0] == "m"]) == 2)
+        time.sleep(10)
+        feed.drop("a,3", "done,0")
+        printed.wait(out, lambda rows: len([r for r in rows if r[1][0] == "done"]) == 2)
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+    by_policy = {
+        policy: [v[1] for kind, v in printed.rows[out] if v[0] == "a" and v[2] == policy]
+        for policy in policies
+    }
+    assert by_policy == {"OnCreate": ["1", "3"], "OnReadWrite": ["1"]}
+
+
+def test_event_time_ttl_expires_with_the_watermark_not_the_clock(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    printed = _Printed(caplog)
+    feed = _Feed(
+        stream_service,
+        session,
+        tmp_path / "in",
+        "k STRING, v BIGINT, ts TIMESTAMP(3)",
+        ", proctime AS PROCTIME(), WATERMARK FOR ts AS ts",
+    )
+    out = _print_table(stream_service, session, "k STRING, v BIGINT")
+
+    def edit(node: dict[str, Any]) -> None:
+        node["state"][0].update(ttl="5 s", ttlTime="EVENT_TIME", ttlUpdate="OnCreate")
+
+    plan = _edited_plan(
+        stream_service, session, tmp_path / "plan.json", _dedup(feed.table, out), edit
+    )
+    [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{plan}'")
+    try:
+        feed.drop("warm,0,2030-01-01 00:00:00")
+        printed.wait(out, lambda rows: bool(_keys(rows, "warm")))
+        feed.drop("a,1,2030-01-01 00:00:00")
+        printed.wait(out, lambda rows: _keys(rows, "a") == ["1"])
+        time.sleep(8)  # past the TTL on the clock, but the watermark stands still
+        feed.drop("a,2,2030-01-01 00:00:01", "b,0,2030-01-01 00:00:01")
+        printed.wait(out, lambda rows: bool(_keys(rows, "b")))
+        feed.drop("c,0,2030-01-01 00:00:30")  # the watermark passes a's expiry
+        printed.wait(out, lambda rows: bool(_keys(rows, "c")))
+        feed.drop("a,3,2030-01-01 00:00:31")
+        printed.wait(out, lambda rows: len(_keys(rows, "a")) > 1)
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+    assert _keys(printed.of(out), "a") == ["1", "3"]
+
+
+def test_a_join_keeps_each_side_for_its_own_ttl(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seed 004's StreamExecJoin: the left state's TTL 15 s, the right's 1 h. A
+    right row 15 s after a left row finds it gone; a left row after that still
+    finds the right row; a right row at once finds the left row."""
+    printed = _Printed(caplog)
+    left = _Feed(stream_service, session, tmp_path / "l", "k STRING, a BIGINT")
+    right = _Feed(stream_service, session, tmp_path / "r", "k STRING, b BIGINT")
+    out = _print_table(stream_service, session, "k STRING, a BIGINT, b BIGINT")
+    insert = (
+        f"INSERT INTO {out} SELECT l.k, l.a, r.b FROM {left.table} l "
+        f"JOIN {right.table} r ON l.k = r.k"
+    )
+
+    def edit(node: dict[str, Any]) -> None:
+        assert [s["name"] for s in node["state"]] == ["leftState", "rightState"]
+        node["state"][0]["ttl"] = "15 s"
+        node["state"][1]["ttl"] = "1 h"
+
+    plan = _edited_plan(stream_service, session, tmp_path / "join.json", insert, edit)
+    [(text,)] = run(stream_service, session, f"EXPLAIN PLAN '{plan}'")
+    assert "leftState: ttl=15 s" in text and "rightState: ttl=1 h" in text
+    [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{plan}'")
+
+    def joined(rows: list[tuple[str, list[str]]]) -> list[list[str]]:
+        return [values for kind, values in rows if kind == "+I"]
+
+    def wait(*row: str) -> None:
+        printed.wait(out, lambda rows: list(row) in joined(rows))
+
+    try:
+        # Right rows kept for an hour; a left row of one of their keys marks when
+        # a left file was read (its join is printed in the same micro-batch).
+        right.drop("warm,0", "m1,0", "m2,0")
+        left.drop("warm,0")
+        wait("warm", "0", "0")
+        left.drop("x,1", "m1,1")
+        wait("m1", "1", "0")
+        time.sleep(15)  # the left row x,1 is past its TTL
+        right.drop("x,10")
+        left.drop("y,3", "m2,3")
+        wait("m2", "3", "0")
+        right.drop("y,20")  # at once: the left row y,3 is kept
+        wait("y", "3", "20")
+        left.drop("x,2")  # the right row x,10 is kept for an hour
+        wait("x", "2", "10")
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+    assert ["x", "1", "10"] not in joined(printed.rows[out])
+
+
+def test_state_stays_bounded_while_the_key_space_grows(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """New keys arrive for a minute; with a 2 s TTL the deduplication's state
+    (Spark's own count, ``stateOperators[].numRowsTotal``) stays flat."""
+    source = name("keys")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {source} (k BIGINT, v BIGINT, proctime AS PROCTIME()) WITH ("
+        "'connector' = 'datagen', 'rows-per-second' = '200', 'fields.k.kind' = 'sequence', "
+        "'fields.k.start' = '1', 'fields.k.end' = '100000000')",
+    )
+    sink = name("sink")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (k BIGINT, v BIGINT) WITH ('connector' = 'blackhole')",
+    )
+    plan = tmp_path / "p.json"
+    run(stream_service, session, "SET 'table.exec.state.ttl' = '2 s'")
+    try:
+        [(job_id,)] = run(
+            stream_service,
+            session,
+            f"COMPILE AND EXECUTE PLAN '{plan}' FOR {_dedup(source, sink)}",
+        )
+    finally:
+        run(stream_service, session, "RESET 'table.exec.state.ttl'")
+    assert plan.exists()  # written, then run
+    assert job_id in {row[0] for row in run(stream_service, session, "SHOW JOBS")}
+    [query] = stream_service.jobs.get(job_id).queries
+    samples: list[tuple[float, int, int]] = []  # (time, keys seen, state rows)
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < 60:
+            progress = query.lastProgress
+            if progress and progress["stateOperators"]:
+                [operator] = progress["stateOperators"]
+                offset = json.loads(progress["sources"][0]["endOffset"])["offset"]
+                samples.append((time.monotonic() - start, int(offset), operator["numRowsTotal"]))
+            time.sleep(1)
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+    early = [rows for t, _, rows in samples if 15 <= t < 30]
+    late = [rows for t, _, rows in samples if t >= 45]
+    keys_seen = samples[-1][1]
+    assert early and late, samples
+    # Thousands of keys went through; the state holds a few seconds' worth.
+    assert keys_seen > 1000, samples
+    assert max(late) < keys_seen / 10, samples
+    assert max(late) <= 2 * max(early) + 100, samples
+
+
+def test_state_ttl_hints_set_each_input_s_ttl(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """Flink's ``/*+ STATE_TTL('alias' = '...') */``: per input of the join, in
+    the compiled plan and in a streaming query that runs on the TTL operators."""
+    a = _file_table(stream_service, session, tmp_path / "a", "('x', 1), ('y', 2)")
+    b = _file_table(stream_service, session, tmp_path / "b", "('x', 5), ('x', 6)")
+    sink = name("sink")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (k STRING, v BIGINT, w BIGINT) WITH ('connector' = 'blackhole')",
+    )
+    hinted = (
+        f"SELECT /*+ STATE_TTL('l' = '2 h', 'r' = '3 h') */ l.k, l.v, r.v AS w "
+        f"FROM {a} l JOIN {b} r ON l.k = r.k"
+    )
+    path = tmp_path / "hinted.json"
+    run(stream_service, session, f"COMPILE PLAN '{path}' FOR INSERT INTO {sink} {hinted}")
+    [join] = [n for n in json.loads(path.read_text())["nodes"] if n["type"] == "stream-exec-join_1"]
+    assert [s["ttl"] for s in join["state"]] == ["7200000 ms", "10800000 ms"]
+
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        op = stream_service.execute_statement(session, hinted)
+        got = changes(stream_service, session, op, timeout=180)
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    assert _replayed(got) == Counter({("x", 1, 5): 1, ("x", 1, 6): 1})

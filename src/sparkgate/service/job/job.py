@@ -36,6 +36,7 @@ __all__ = [
     "copy_dir",
     "default_name",
     "iso_time",
+    "query_caught_up",
     "query_exhausted",
 ]
 
@@ -64,6 +65,8 @@ class Job:
     options: Mapping[str, str] = field(default_factory=dict)
     # A bounded datagen source's row count: the job finishes once it is read.
     bounded_rows: int | None = None
+    # Its sources are files read to what they held at the start (availableNow).
+    available_now: bool = False
     queries: list[StreamingQuery] = field(default_factory=list)
     # This job's own hooks (a CTAS's, say), after the manager's; the durable ones
     # among them are stored with the job (see service.job.hooks.DurableHook).
@@ -145,6 +148,17 @@ def query_exhausted(query: StreamingQuery, rows: int) -> bool:
         except (TypeError, ValueError, KeyError):
             return False
     return bool(offsets) and min(offsets) >= rows
+
+
+def query_caught_up(query: StreamingQuery) -> bool:
+    """An availableNow query whose last micro-batch read no row has read all that
+    its sources held when it started (Spark runs a batch without data only then).
+    Spark itself keeps running such empty batches for an operator with
+    processing-time timers (transformWithState), so the caller stops it."""
+    progress = query.lastProgress
+    if not progress:
+        return False
+    return int(progress.get("numInputRows", -1)) == 0
 
 
 def batch_id(query: StreamingQuery) -> int:

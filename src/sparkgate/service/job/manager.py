@@ -33,6 +33,7 @@ from sparkgate.service.job.job import (
     batch_id,
     copy_dir,
     default_name,
+    query_caught_up,
     query_exhausted,
 )
 from sparkgate.service.job.store import SHUTDOWN_CAUSE, JobStore, StoredJob
@@ -336,6 +337,7 @@ class JobManager:
         *,
         savepoint: str | None = None,
         bounded_rows: int | None = None,
+        available_now: bool = False,
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
     ) -> Job:
@@ -348,6 +350,7 @@ class JobManager:
         """
         job = self._new(name, statement, True, options, hooks)
         job.bounded_rows = bounded_rows
+        job.available_now = available_now
         assert job.checkpoint is not None
         try:
             if savepoint:
@@ -502,9 +505,10 @@ class JobManager:
                     if job.status is _S.RUNNING:
                         self._fail(job, error)
                     return
-            if job.bounded_rows is not None and all(
-                query_exhausted(q, job.bounded_rows) for q in job.queries
-            ):
+            if (
+                job.bounded_rows is not None
+                and all(query_exhausted(q, job.bounded_rows) for q in job.queries)
+            ) or (job.available_now and all(query_caught_up(q) for q in job.queries)):
                 if job.status is _S.RUNNING:
                     self._stop_queries(job)
                     self._transition(job, _S.FINISHED, expect={_S.RUNNING})

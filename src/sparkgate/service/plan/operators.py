@@ -63,7 +63,12 @@ def time_mode(states: Sequence[dict[str, Any]]) -> str:
     """``transformWithState``'s time mode for a node's states."""
     if any(s["ttlTime"] == "EVENT_TIME" and s["ttlMs"] > 0 for s in states):
         return "EventTime"
-    return "ProcessingTime"
+    return "ProcessingTime"  # Spark's own TTL, and timers, need it
+
+
+def _native(spec: dict[str, Any]) -> bool:
+    """Spark's own TTL has the policy's semantics: processing time, set on each write."""
+    return bool(spec["ttlUpdate"] == "OnWrite" and spec["ttlTime"] == "PROCESSING_TIME")
 
 
 def _hashable(value: Any) -> Hashable:
@@ -83,7 +88,7 @@ class TtlValue:
         self.ttl = int(spec["ttlMs"])
         self.update_on = str(spec["ttlUpdate"])
         self.event_time = spec["ttlTime"] == "EVENT_TIME"
-        self.native = self.ttl > 0 and self.update_on == "OnWrite" and not self.event_time
+        self.native = self.ttl > 0 and _native(spec)
         self.timed = self.ttl > 0 and not self.native
         self._handle = handle
         self._state = handle.getValueState(

@@ -37,7 +37,7 @@ from pyspark.errors import AnalysisException
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import RowKind
 from sparkgate.api.status import OperationStatus
-from sparkgate.service.job.job import query_exhausted
+from sparkgate.service.job.job import query_caught_up, query_exhausted
 from sparkgate.service.spark.arrow import arrow_schema
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ChangelogDiffer, OutputMode
@@ -169,7 +169,7 @@ def changelog_batches(
                 continue
 
     checkpoint = checkpoint_root / f"query-{uuid.uuid4().hex}"
-    available_now = resolution.bounded and resolution.bounded_rows is None
+    available_now = resolution.available_now
 
     def writer(out_mode: str) -> Any:
         w = (
@@ -217,8 +217,10 @@ def _drain(
                 if error is not None:
                     outcome = "failed"
                     raise _failure(query, error) from None
-                ended = not query.isActive or (
-                    rows_bound is not None and query_exhausted(query, rows_bound)
+                ended = (
+                    not query.isActive
+                    or (rows_bound is not None and query_exhausted(query, rows_bound))
+                    or (resolution.available_now and query_caught_up(query))
                 )
                 if ended and handoff.empty():
                     outcome = "ended"

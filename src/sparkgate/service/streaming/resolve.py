@@ -235,6 +235,11 @@ class Resolution:
         return bool(self.sources) and all(s.bounded for s in self.sources)
 
     @property
+    def available_now(self) -> bool:
+        """Bounded by what is there when it starts (files): Spark's availableNow trigger."""
+        return self.bounded and self.bounded_rows is None
+
+    @property
     def bounded_rows(self) -> int | None:
         """The largest datagen row count, when every source is bounded."""
         counts = [s.rows for s in self.sources if s.rows is not None]

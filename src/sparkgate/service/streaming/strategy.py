@@ -405,11 +405,7 @@ def _starter(
     session: Session, plan: InsertPlan, trigger_s: float
 ) -> Callable[[str], StreamingQuery]:
     assert plan.frame is not None
-    available_now = (
-        plan.resolution is not None
-        and plan.resolution.bounded
-        and (plan.resolution.bounded_rows is None)
-    )
+    available_now = plan.resolution is not None and plan.resolution.available_now
 
     table_format = (
         resolve.provider(session.spark, plan.target, session.context.temporary_tables)
@@ -481,6 +477,9 @@ def submit(
             [_starter(session, p, trigger_s) for p in streams],
             savepoint=savepoint,
             bounded_rows=bounded_rows,
+            available_now=all(
+                p.resolution is not None and p.resolution.available_now for p in streams
+            ),
             options=job_options,
             hooks=hooks,
         )
