@@ -179,6 +179,7 @@ class _Session:
     environment: SessionEnvironment
     config: dict[str, str]
     configured: list[str] = field(default_factory=list)
+    resources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -292,6 +293,18 @@ class FakeGatewayService:
     def heartbeat(self, session: SessionHandle) -> None:
         self._record("heartbeat", session)
         self._session(session)
+
+    def put_session_resource(self, session: SessionHandle, name: str, content: str) -> str:
+        self._record("put_session_resource", session, name, content)
+        self._session(session).resources[name] = content
+        return f"file:///fake/{session}/{name}"
+
+    def get_session_resource(self, session: SessionHandle, name: str) -> str:
+        self._record("get_session_resource", session, name)
+        try:
+            return self._session(session).resources[name]
+        except KeyError:
+            raise ExecutionError(f"The session has no resource '{name}'") from None
 
     def configure_session(
         self, session: SessionHandle, statement: str, timeout: float | None = None

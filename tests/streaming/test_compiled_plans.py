@@ -12,12 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.results import RowKind
+from sparkgate.client.rest import RestExecutor
+from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.changelog import replay
+from tests.rest.conftest import settings
 from tests.service.conftest import error_text
 from tests.streaming.conftest import changes, name, run, wait_for
 
@@ -593,3 +597,68 @@ def test_state_ttl_hints_set_each_input_s_ttl(
     finally:
         run(stream_service, session, "RESET 'execution.runtime-mode'")
     assert _replayed(got) == Counter({("x", 1, 5): 1, ("x", 1, 6): 1})
+
+
+# -- gateway mode: a plan file of the SQL client's machine ---------------------------
+
+
+def _remote(executor: RestExecutor, statement: str) -> list[list[str | None]]:
+    """Run ``statement`` through the SQL client's REST executor, to its end."""
+    operation = executor.submit(statement)
+    rows: list[list[str | None]] = []
+    token: int | None = 0
+    try:
+        while token is not None:
+            page = executor.fetch(operation, token, 1000, 1.0)
+            rows.extend(page.rows)
+            token = page.next_token
+    finally:
+        executor.close_operation(operation)
+    return rows
+
+
+def test_gateway_mode_puts_a_local_plan_in_the_session_and_removes_it_at_the_end(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """FLIP-292: the SQL client in gateway mode hands the gateway a plan file of
+    its own machine as a session resource, writes a compiled plan back there, and
+    the gateway removes the session's copies when the session ends."""
+    orders = _orders(stream_service, session)
+    stats = _stats(stream_service, session, "blackhole")
+    endpoint = RestEndpoint(stream_service, settings())
+    endpoint.start()
+    local = tmp_path / "client" / "plan.json"
+    sessions_dir = stream_service.jobs.data_dir / "sessions"
+    try:
+        executor = RestExecutor("127.0.0.1", endpoint.port)
+        executor.open()
+        try:
+            assert _remote(executor, f"COMPILE PLAN '{local}' FOR {_example_1(orders, stats)}")
+            body = json.loads(local.read_text())  # written back to the client's path
+            kept = list(sessions_dir.glob("*/resources/*plan.json"))
+            assert len(kept) == 1 and json.loads(kept[0].read_text()) == body
+
+            dedup = next(n for n in body["nodes"] if n["type"] == "stream-exec-deduplicate_1")
+            dedup["state"][0]["ttl"] = "7 s"
+            local.write_text(json.dumps(body))  # edited on the client's machine
+            [[text]] = _remote(executor, f"EXPLAIN PLAN '{local.as_uri()}'")
+            assert text is not None and "deduplicateState: ttl=7 s" in text
+            assert "7 s" in kept[0].read_text()  # the gateway read the uploaded copy
+
+            # IF NOT EXISTS keeps the client's file as it is.
+            assert _remote(
+                executor, f"COMPILE PLAN '{local}' IF NOT EXISTS FOR {_example_1(orders, stats)}"
+            )
+            assert json.loads(local.read_text()) == body
+        finally:
+            executor.close()
+        assert not list(sessions_dir.glob("*/resources/*plan.json"))
+        with httpx.Client(base_url=endpoint.address) as http:
+            handle = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+            bad = http.put(f"/v4/sessions/{handle}/resources/..%2Fx", json={"content": "{}"})
+            assert bad.status_code in (400, 404)
+            bad = http.put(f"/v4/sessions/{handle}/resources/.hidden", json={"content": "{}"})
+            assert bad.status_code == 400 and "Invalid resource name" in bad.text
+            http.delete(f"/v4/sessions/{handle}")
+    finally:
+        endpoint.stop()

@@ -72,6 +72,15 @@ class GatewayService(Protocol):
         self, session: SessionHandle, statement: str, timeout: float | None = None
     ) -> None: ...
 
+    def put_session_resource(self, session: SessionHandle, name: str, content: str) -> str:
+        """Keep a client's file (a compiled plan) for the session until it ends;
+        the URI statements of the session name it by."""
+        ...
+
+    def get_session_resource(self, session: SessionHandle, name: str) -> str:
+        """A file kept for the session (a plan COMPILE PLAN wrote there)."""
+        ...
+
     # -- operations -----------------------------------------------------------
     def execute_statement(
         self,

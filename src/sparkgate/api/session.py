@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["EndpointVersion", "SessionEnvironment"]
+__all__ = ["RESOURCE_SCHEME", "EndpointVersion", "SessionEnvironment", "is_resource_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +31,15 @@ class SessionEnvironment:
     config: Mapping[str, str] = field(default_factory=dict)
     jars: tuple[str, ...] = ()
     user: str | None = None
+
+
+RESOURCE_SCHEME = "sparkgate-resource"
+"""``sparkgate-resource:<name>`` in a statement names a file the client put
+in the session (``put_session_resource``), wherever the gateway keeps it."""
+
+_RESOURCE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def is_resource_name(name: str) -> bool:
+    """A session resource's name: one file name of letters, digits, '.', '_', '-'."""
+    return bool(_RESOURCE_NAME.fullmatch(name)) and ".." not in name

@@ -31,6 +31,7 @@ from sparkgate.api.results import ResultKind, ResultType, RowKind
 from sparkgate.api.service import OperationProgress
 from sparkgate.api.types import ResultSchema
 from sparkgate.client.executor import ConnectionLostError, Page, TextRow
+from sparkgate.client.plans import LocalPlan, local_plan
 from sparkgate.client.textrows import needs_time_zone, render_batches
 from sparkgate.client.timezone import ZONE_QUERY, SessionTimeZone
 from sparkgate.codec.arrow_wire import (
@@ -136,6 +137,9 @@ class RestExecutor:
         self._arrow = False
         self._time_zone = SessionTimeZone(self._ask_time_zone, self._settings)
         self._poll_sleep: dict[OperationHandle, float] = {}
+        self._sparkgate = False
+        # COMPILE PLAN operations whose plan goes back to a file of this machine.
+        self._compiles: dict[OperationHandle, LocalPlan] = {}
 
     # -- plumbing -----------------------------------------------------------------
     @property
@@ -233,7 +237,7 @@ class RestExecutor:
             body["sessionName"] = self._session_name
         answer = self._call("POST", "/sessions", body)
         self._session = SessionHandle.parse(str(answer["sessionHandle"]))
-        self._arrow = self._is_sparkgate()
+        self._sparkgate = self._arrow = self._is_sparkgate()
         for jar in self._jars:
             self.configure(f"ADD JAR {quote_string(jar)}")
 
@@ -282,8 +286,30 @@ class RestExecutor:
 
     # -- operations ------------------------------------------------------------
     def submit(self, statement: str) -> OperationHandle:
+        plan = local_plan(statement) if self._sparkgate else None
+        if plan is not None:
+            # A plan file of this machine: the gateway reads it as a session resource.
+            if plan.path.is_file():
+                content = plan.path.read_text(encoding="utf-8")
+                self._call(
+                    "PUT", self._session_path(f"/resources/{plan.name}"), {"content": content}
+                )
+            statement = plan.statement
         answer = self._call("POST", self._session_path("/statements"), {"statement": statement})
-        return OperationHandle.parse(str(answer["operationHandle"]))
+        handle = OperationHandle.parse(str(answer["operationHandle"]))
+        if plan is not None and plan.compiles:
+            self._compiles[handle] = plan
+        return handle
+
+    def _bring_back(self, operation: OperationHandle) -> None:
+        """A COMPILE PLAN ended well: its plan goes to the file of this machine."""
+        plan = self._compiles.pop(operation, None)
+        if plan is None:
+            return
+        answer = self._call("GET", self._session_path(f"/resources/{plan.name}"))
+        plan.path.parent.mkdir(parents=True, exist_ok=True)
+        plan.path.write_text(str(answer.get("content", "")), encoding="utf-8")
+        log.info("Wrote the compiled plan %s", plan.path)
 
     def fetch(self, operation: OperationHandle, token: int, max_rows: int, wait: float) -> Page:
         started = time.monotonic()
@@ -296,6 +322,7 @@ class RestExecutor:
             page = self._page(data, token)
         if page.result_type is ResultType.EOS:
             self._poll_sleep.pop(operation, None)
+            self._bring_back(operation)
         elif page.rows:
             self._poll_sleep[operation] = 0.0
         else:  # nothing yet: back off a little, as a long poll would
@@ -322,6 +349,7 @@ class RestExecutor:
 
     def close_operation(self, operation: OperationHandle) -> None:
         self._poll_sleep.pop(operation, None)
+        self._compiles.pop(operation, None)
         self._call("DELETE", self._session_path(f"/operations/{operation}/close"))
 
     def complete(self, statement: str, position: int) -> list[str]:

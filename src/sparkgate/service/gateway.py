@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -186,6 +187,8 @@ class SparkGatewayService:
         self._pool.start()
         self._job_manager.start()
         self._materialized.start(self.spark)
+        # Sessions do not outlive the gateway: nor do their resources.
+        shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
         self._sessions.start()
         self._started = True
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
@@ -295,6 +298,12 @@ class SparkGatewayService:
 
     def get_session_endpoint_version(self, session: SessionHandle) -> EndpointVersion | None:
         return self._session(session).environment.endpoint_version
+
+    def put_session_resource(self, session: SessionHandle, name: str, content: str) -> str:
+        return self._session(session).resources.put(name, content)
+
+    def get_session_resource(self, session: SessionHandle, name: str) -> str:
+        return self._session(session).resources.get(name)
 
     def heartbeat(self, session: SessionHandle) -> None:
         self._session(session)

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.service import GatewayService
-from sparkgate.api.session import EndpointVersion, SessionEnvironment
+from sparkgate.api.session import EndpointVersion, SessionEnvironment, is_resource_name
 from sparkgate.api.session_options import configured_time_zones
 from sparkgate.api.workflow import (
     CreatePeriodicRefreshWorkflow,
@@ -120,6 +120,28 @@ async def heartbeat(call: Call) -> Response:
     session = call.session()
     await call.run(lambda: call.service.heartbeat(session))
     return json_response({})
+
+
+def _resource_name(call: Call) -> str:
+    name = call.param("resource_name")
+    if not is_resource_name(name):
+        raise RestError(
+            400, f"Invalid resource name '{name}': a file name of letters, digits, '.', '_', '-'"
+        )
+    return name
+
+
+async def put_session_resource(call: Call) -> Response:
+    session, name = call.session(), _resource_name(call)
+    content = call.body.required_string("content")
+    uri = await call.run(lambda: call.service.put_session_resource(session, name, content))
+    return json_response({"uri": uri})
+
+
+async def get_session_resource(call: Call) -> Response:
+    session, name = call.session(), _resource_name(call)
+    content = await call.run(lambda: call.service.get_session_resource(session, name))
+    return json_response({"content": content})
 
 
 async def configure_session(call: Call) -> Response:
@@ -378,6 +400,8 @@ HANDLERS: Mapping[str, Handler] = {
     "getSessionConfig": get_session_config,
     "triggerSessionHeartbeat": heartbeat,
     "configureSession": configure_session,
+    "putSessionResource": put_session_resource,
+    "getSessionResource": get_session_resource,
     "completeStatement": complete_statement,
     "executeStatement": execute_statement,
     "getOperationStatus": get_operation_status,

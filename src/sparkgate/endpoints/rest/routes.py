@@ -212,6 +212,26 @@ ROUTES: tuple[RouteSpec, ...] = (
         response=_EMPTY,
     ),
     RouteSpec(
+        "putSessionResource",
+        "PUT",
+        _S + "/resources/:resource_name",
+        _ALL,
+        "sparkgate extension: keep a client's file (a compiled plan of the SQL client's "
+        "machine, FLIP-292) for the session until it ends; its URI names it in statements.",
+        request=_object(("content",), content=_STRING),
+        response=_object(("uri",), uri=_STRING),
+        extension=True,
+    ),
+    RouteSpec(
+        "getSessionResource",
+        "GET",
+        _S + "/resources/:resource_name",
+        _ALL,
+        "sparkgate extension: a file kept for the session (a plan COMPILE PLAN wrote there).",
+        response=_object(("content",), content=_STRING),
+        extension=True,
+    ),
+    RouteSpec(
         "triggerSessionHeartbeat",
         "POST",
         _S + "/heartbeat",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sparkgate import version
 from sparkgate.api.errors import ExecutionError, PlanError
+from sparkgate.api.session import RESOURCE_SCHEME
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.plan import document as d
@@ -59,9 +60,22 @@ _UPDATING_SINKS = ("print", "blackhole")
 # -- where plans live ------------------------------------------------------------------
 
 
+def _located(session: Session, uri: str) -> str:
+    """Where the plan is: a session resource (a file the SQL client put in the
+    session from its own machine) or the URI itself."""
+    scheme, _, name = uri.partition(":")
+    if scheme != RESOURCE_SCHEME:
+        return uri
+    try:
+        return session.resources.uri(name)
+    except ExecutionError as exc:
+        raise PlanError(str(exc)) from None
+
+
 def _checked(session: Session, uri: str) -> tuple[Files, bool]:
     """The file system of ``uri`` and whether the file is there; a URI no file
     system serves is a PlanError."""
+    uri = _located(session, uri)
     files = Files(session.spark)
     try:
         return files, files.exists(uri)
@@ -80,7 +94,7 @@ def plan_exists(session: Session, uri: str) -> bool:
 def read_plan(session: Session, uri: str) -> Plan:
     files, _ = _checked(session, uri)
     try:
-        text = files.read(uri)
+        text = files.read(_located(session, uri))
     except Exception as exc:
         raise PlanError(f"Cannot read the plan '{uri}': {str(exc).splitlines()[0]}") from None
     if text is None:
@@ -91,7 +105,7 @@ def read_plan(session: Session, uri: str) -> Plan:
 def write_plan(session: Session, uri: str, plan: Plan) -> None:
     files, _ = _checked(session, uri)
     try:
-        files.write(uri, plan.to_json())
+        files.write(_located(session, uri), plan.to_json())
     except Exception as exc:
         raise PlanError(f"Cannot write the plan '{uri}': {str(exc).splitlines()[0]}") from None
     log.info("Wrote the compiled plan %s (%d nodes)", uri, len(plan.nodes))

@@ -24,6 +24,7 @@ from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.session.context import SessionContext
+from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class Session:
         self.created = time.time()
         self.last_access = time.monotonic()
         self.context = SessionContext(jobs, defaults=dict(defaults), jars=list(environment.jars))
+        self.resources = SessionResources(
+            jobs.data_dir / "sessions" / handle.identifier.hex / "resources"
+        )
         self._defaults = self.context.defaults
         self._properties = self.context.properties
         self._lock = threading.RLock()
@@ -220,6 +224,7 @@ class Session:
 
     def close(self) -> None:
         self.operations.close_all()
+        self.resources.remove()
 
 
 @contextlib.contextmanager
