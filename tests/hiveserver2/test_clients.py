@@ -433,3 +433,33 @@ def test_materialized_tables_over_hiveserver2(hs2: Running, pyhive_python: Path)
     assert out["status"][0][1] == "SUSPENDED"
     assert "DROP MATERIALIZED TABLE" in out["drop_table"]
     assert out["drop"] == [["OK"]]
+
+
+STATE_TTL_SCRIPT = r"""
+import json, sys, uuid
+from pyhive import hive
+conn = hive.connect("127.0.0.1", port=int(sys.argv[1]), auth="NOSASL", username="ttl")
+cur = conn.cursor()
+a, b = "ttl_a_" + uuid.uuid4().hex[:8], "ttl_b_" + uuid.uuid4().hex[:8]
+def rows(sql):
+    cur.execute(sql)
+    return sorted([list(r) for r in cur.fetchall()]) if cur.description else []
+rows(f"CREATE TABLE {a} (k STRING, v INT) USING parquet")
+rows(f"CREATE TABLE {b} (k STRING, w INT) USING parquet")
+rows(f"INSERT INTO {a} VALUES ('x', 1), ('y', 2), ('x', 3)")
+rows(f"INSERT INTO {b} VALUES ('x', 10), ('z', 30)")
+query = f"SELECT {a}.k, v, w FROM {a} JOIN {b} ON {a}.k = {b}.k"
+out = {"batch": rows(query)}
+rows("SET execution.runtime-mode = streaming")
+rows("SET table.exec.state.ttl = 1 h")
+out["streaming"] = rows(query)
+conn.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_state_ttl_query_over_hiveserver2(hs2: Running, pyhive_python: Path) -> None:
+    """A streaming join on the state-TTL operators, read with PyHive: Spark's rows."""
+    out = run_client(pyhive_python, STATE_TTL_SCRIPT, str(hs2.port))
+    assert out["batch"] == [["x", 1, 10], ["x", 3, 10]]
+    assert out["streaming"] == out["batch"]

@@ -17,10 +17,12 @@ import pytest
 
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.results import RowKind
+from sparkgate.client.embedded import EmbeddedExecutor
 from sparkgate.client.rest import RestExecutor
 from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.streaming.changelog import replay
+from tests.client.helpers import text_client
 from tests.rest.conftest import settings
 from tests.service.conftest import error_text
 from tests.streaming.conftest import changes, name, run, wait_for
@@ -249,6 +251,8 @@ def test_with_long_ttls_results_equal_sparks_own(
         op = stream_service.execute_statement(session, text)
         # A bounded source ends the changelog (EOS), as in Spark's own execution.
         got = changes(stream_service, session, op, timeout=180)
+        columns = stream_service.get_operation_result_schema(session, op).names
+        assert len(columns) == len(next(iter(expected))), columns  # no kind column
     finally:
         run(stream_service, session, "RESET 'table.exec.state.ttl'")
         run(stream_service, session, "RESET 'execution.runtime-mode'")
@@ -662,3 +666,33 @@ def test_gateway_mode_puts_a_local_plan_in_the_session_and_removes_it_at_the_end
             http.delete(f"/v4/sessions/{handle}")
     finally:
         endpoint.stop()
+
+
+def test_the_sql_client_prints_a_state_ttl_query_s_changelog(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    table = _file_table(stream_service, session, tmp_path / "a", "('x', 1), ('x', 5), ('y', 2)")
+    client, out = text_client(EmbeddedExecutor(stream_service))
+    script = ";\n".join(
+        [
+            "SET 'sql-client.execution.result-mode' = 'changelog'",
+            "SET 'execution.runtime-mode' = 'streaming'",
+            "SET 'table.exec.state.ttl' = '1 h'",
+            f"SELECT k, SUM(v) AS total FROM {table} GROUP BY k",
+        ]
+    )
+    try:
+        assert client.run_script(script + ";")
+    finally:
+        client.close()
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in out.getvalue().splitlines()
+        if line.startswith("|")
+    ]
+    assert rows[0] == ["op", "k", "total"]
+    final: dict[str, str] = {}
+    for kind, key, total in rows[1:]:
+        if kind in ("+I", "+U"):
+            final[key] = total
+    assert final == {"x": "6", "y": "2"}

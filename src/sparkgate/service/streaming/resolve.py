@@ -34,6 +34,7 @@ from sparkgate.service.streaming.connectors import (
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
+from sparkgate.sql.quoting import quote_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -299,7 +300,10 @@ def resolved(
             if definition is not None:
                 resolution.definitions.append(definition)
             pieces.append(text[last : span.start])
-            pieces.append(view)
+            # Without an alias of its own, the view takes the table's name, so
+            # columns qualified by it (``t.k``) still resolve.
+            alias = "" if span.read.alias is not None else f" AS {quote_identifier(ref.name[-1])}"
+            pieces.append(view + alias)
             last = span.end
         if views:
             pieces.append(text[last:])

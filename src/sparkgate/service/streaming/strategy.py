@@ -30,6 +30,7 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.streaming import connectors, resolve
+from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
@@ -281,7 +282,9 @@ def streaming_execution(
     from sparkgate.service.streaming.resolve import Resolution
 
     try:
-        schema = to_result_schema(df.schema)
+        # A changelog already (the state-TTL operators): its kind column is no column.
+        visible = df.drop(KIND_COLUMN) if df.columns[-1] == KIND_COLUMN else df
+        schema = to_result_schema(visible.schema)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     data_dir = Path(session.context.jobs.data_dir)
