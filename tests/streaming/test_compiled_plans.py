@@ -696,3 +696,75 @@ def test_the_sql_client_prints_a_state_ttl_query_s_changelog(
         if kind in ("+I", "+U"):
             final[key] = total
     assert final == {"x": "6", "y": "2"}
+
+
+def test_a_plan_job_stops_with_a_savepoint_and_resumes_from_it_with_its_state(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """EXECUTE PLAN makes a job like any other: STOP JOB ... WITH SAVEPOINT, then
+    the plan again from ``execution.savepoint.path`` keeps the deduplication's
+    state (a key kept before the stop is still a duplicate after it)."""
+    printed = _Printed(caplog)
+    feed = _Feed(
+        stream_service, session, tmp_path / "in", "k STRING, v BIGINT", ", proctime AS PROCTIME()"
+    )
+    out = _print_table(stream_service, session, "k STRING, v BIGINT")
+    plan = tmp_path / "plan.json"
+    run(stream_service, session, "SET 'table.exec.state.ttl' = '1 h'")
+    try:
+        run(stream_service, session, f"COMPILE PLAN '{plan}' FOR {_dedup(feed.table, out)}")
+    finally:
+        run(stream_service, session, "RESET 'table.exec.state.ttl'")
+    [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{plan}'")
+    feed.drop("a,1")
+    printed.wait(out, lambda rows: _keys(rows, "a") == ["1"])
+    [(savepoint,)] = run(stream_service, session, f"STOP JOB '{job_id}' WITH SAVEPOINT")
+    assert savepoint
+
+    feed.drop("a,2", "b,1")  # while stopped
+    run(stream_service, session, f"SET 'execution.savepoint.path' = '{savepoint}'")
+    try:
+        [(resumed,)] = run(stream_service, session, f"EXECUTE PLAN '{plan}'")
+    finally:
+        run(stream_service, session, "RESET 'execution.savepoint.path'")
+    try:
+        printed.wait(out, lambda rows: bool(_keys(rows, "b")))
+        [info] = run(stream_service, session, f"DESCRIBE JOB '{resumed}'")
+        assert info[2] == "RUNNING"
+    finally:
+        run(stream_service, session, f"STOP JOB '{resumed}'")
+    assert _keys(printed.of(out), "a") == ["1"]
+
+
+def test_a_plan_without_state_metadata_runs_with_the_session_ttl(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """Compatibility: a plan whose nodes have no ``state`` (as plans before
+    per-operator TTL) still explains and runs, with ``table.exec.state.ttl``."""
+    orders = _orders(stream_service, session)
+    stats = _stats(stream_service, session, "blackhole")
+    path = tmp_path / "old.json"
+    run(stream_service, session, f"COMPILE PLAN '{path}' FOR {_example_1(orders, stats)}")
+    body = json.loads(path.read_text())
+    for node in body["nodes"]:
+        node.pop("state", None)
+    del body["sparkgateVersion"]
+    path.write_text(json.dumps(body))
+    run(stream_service, session, "SET 'table.exec.state.ttl' = '90 min'")
+    try:
+        [(text,)] = run(stream_service, session, f"EXPLAIN PLAN '{path}'")
+        assert (
+            "deduplicateState: ttl=90 min" in text or "deduplicateState: ttl=1 h 30 min" in text
+        ), text
+        [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{path}'")
+    finally:
+        run(stream_service, session, "RESET 'table.exec.state.ttl'")
+    try:
+        assert wait_for(lambda: bool(stream_service.jobs.get(job_id).queries[0].lastProgress), 120)
+        [info] = run(stream_service, session, f"DESCRIBE JOB '{job_id}'")
+        assert info[2] == "RUNNING"
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")

@@ -54,4 +54,6 @@ def explain_plan(context: StatementContext, statement: ExplainPlan) -> Execution
     plan = planner.read_plan(session, statement.uri)
     # Checked as EXECUTE PLAN would: tables resolve, types agree; nothing starts.
     planner.insert_plans(session, plan, context.runtime.as_streaming())
-    return table_result(["result"], [[planner.explain(plan, statement.uri)]])
+    # Drawn as it would run: nodes without state metadata take the session's TTL.
+    drawn = plan.with_ttl(context.runtime.state_ttl)
+    return table_result(["result"], [[planner.explain(drawn, statement.uri)]])
