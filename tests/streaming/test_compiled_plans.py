@@ -647,6 +647,9 @@ def test_gateway_mode_puts_a_local_plan_in_the_session_and_removes_it_at_the_end
             local.write_text(json.dumps(body))  # edited on the client's machine
             [[text]] = _remote(executor, f"EXPLAIN PLAN '{local.as_uri()}'")
             assert text is not None and "deduplicateState: ttl=7 s" in text
+            # The user's file by its name; the plan holds the INSERT it compiled.
+            assert "plan.json (the SQL client's file)" in text
+            assert body["statement"].startswith("INSERT INTO") and "resource" not in text
             assert "7 s" in kept[0].read_text()  # the gateway read the uploaded copy
 
             # IF NOT EXISTS keeps the client's file as it is.

@@ -48,6 +48,7 @@ __all__ = [
     "explain",
     "insert_plans",
     "read_plan",
+    "shown_uri",
     "uses_state_ttl",
     "write_plan",
 ]
@@ -58,6 +59,14 @@ _UPDATING_SINKS = ("print", "blackhole")
 
 
 # -- where plans live ------------------------------------------------------------------
+
+
+def shown_uri(uri: str) -> str:
+    """A plan URI as its user wrote it: a session resource by its file's name."""
+    scheme, _, name = uri.partition(":")
+    if scheme != RESOURCE_SCHEME:
+        return uri
+    return f"{name.partition('-')[2] or name} (the SQL client's file)"
 
 
 def _located(session: Session, uri: str) -> str:
@@ -83,7 +92,7 @@ def _checked(session: Session, uri: str) -> tuple[Files, bool]:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         scheme = uri.partition(":")[0] if ":" in uri else "file"
         raise PlanError(
-            f"No file system serves the plan URI '{uri}' (scheme '{scheme}'): {message}"
+            f"No file system serves the plan URI '{shown_uri(uri)}' (scheme '{scheme}'): {message}"
         ) from None
 
 
@@ -96,10 +105,11 @@ def read_plan(session: Session, uri: str) -> Plan:
     try:
         text = files.read(_located(session, uri))
     except Exception as exc:
-        raise PlanError(f"Cannot read the plan '{uri}': {str(exc).splitlines()[0]}") from None
+        message = str(exc).splitlines()[0]
+        raise PlanError(f"Cannot read the plan '{shown_uri(uri)}': {message}") from None
     if text is None:
-        raise PlanError(f"The plan file '{uri}' does not exist")
-    return Plan.from_json(text, source=f"plan '{uri}'")
+        raise PlanError(f"The plan file '{shown_uri(uri)}' does not exist")
+    return Plan.from_json(text, source=f"plan '{shown_uri(uri)}'")
 
 
 def write_plan(session: Session, uri: str, plan: Plan) -> None:
@@ -107,8 +117,9 @@ def write_plan(session: Session, uri: str, plan: Plan) -> None:
     try:
         files.write(_located(session, uri), plan.to_json())
     except Exception as exc:
-        raise PlanError(f"Cannot write the plan '{uri}': {str(exc).splitlines()[0]}") from None
-    log.info("Wrote the compiled plan %s (%d nodes)", uri, len(plan.nodes))
+        message = str(exc).splitlines()[0]
+        raise PlanError(f"Cannot write the plan '{shown_uri(uri)}': {message}") from None
+    log.info("Wrote the compiled plan %s (%d nodes)", shown_uri(uri), len(plan.nodes))
 
 
 # -- compiling --------------------------------------------------------------------------
@@ -293,7 +304,7 @@ def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[
 def explain(plan: Plan, uri: str) -> str:
     """The operator graph from each sink down, with every state's TTL and policy."""
     lines = [
-        f"== Compiled plan '{uri}' (plan version {plan.version}"
+        f"== Compiled plan '{shown_uri(uri)}' (plan version {plan.version}"
         + (f", compiled by sparkgate {plan.gateway_version}" if plan.gateway_version else "")
         + ") ==",
     ]

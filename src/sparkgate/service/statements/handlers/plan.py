@@ -22,8 +22,10 @@ def _run(context: StatementContext, uri: str, text: str) -> Execution:
     plan = planner.read_plan(session, uri)
     runtime = context.runtime.as_streaming()
     prepared = planner.insert_plans(session, plan, runtime)
-    log.info("Executing the compiled plan %s (%d sinks)", uri, len(prepared))
-    return job_result(submit(session, context.operation, prepared, text, runtime))
+    log.info("Executing the compiled plan %s (%d sinks)", planner.shown_uri(uri), len(prepared))
+    # The job is named by what it runs (the plan's INSERTs), as an INSERT's job is.
+    name = plan.statement or text
+    return job_result(submit(session, context.operation, prepared, name, runtime))
 
 
 def compile_plan(context: StatementContext, statement: CompilePlan) -> Execution:
@@ -34,13 +36,13 @@ def compile_plan(context: StatementContext, statement: CompilePlan) -> Execution
             log.info("COMPILE PLAN IF NOT EXISTS: %s exists and is kept", uri)
             return _run(context, uri, statement.text) if statement.execute else ok_result()
         if not context.runtime.force_recompile:
+            shown = planner.shown_uri(uri)
             raise PlanError(
-                f"Cannot overwrite the plan file '{uri}'. Use COMPILE PLAN '{uri}' IF NOT EXISTS, "
-                "or SET 'table.plan.force-recompile' = 'true'"
+                f"Cannot overwrite the plan file '{shown}': use COMPILE PLAN ... IF NOT EXISTS "
+                "to keep it, or SET 'table.plan.force-recompile' = 'true' to replace it"
             )
-    plan = planner.compile_inserts(
-        session, [s.text for s in statement.inserts], context.runtime, statement.text
-    )
+    inserts = [s.text for s in statement.inserts]
+    plan = planner.compile_inserts(session, inserts, context.runtime, ";\n".join(inserts))
     planner.write_plan(session, uri, plan)
     return _run(context, uri, statement.text) if statement.execute else ok_result()
 
