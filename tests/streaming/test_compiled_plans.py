@@ -226,6 +226,8 @@ def _file_table(service: SparkGatewayService, session: SessionHandle, path: Path
         "FROM {a}) t WHERE rn <= 2",
         "SELECT a.k, a.v, b.v AS w FROM {a} a JOIN {b} b ON a.k = b.k AND a.v < b.v",
         "SELECT a.k, a.v, b.v AS w FROM {a} a LEFT JOIN {b} b ON a.k = b.k",
+        "SELECT a.k, a.v, b.v AS w FROM {a} a RIGHT JOIN {b} b ON a.k = b.k",
+        "SELECT a.k, b.k AS bk, a.v, b.v AS w FROM {a} a FULL JOIN {b} b ON a.k = b.k",
         "SELECT k, n, COUNT(*) AS c FROM (SELECT k, COUNT(*) AS n FROM {a} GROUP BY k) "
         "GROUP BY k, n",
     ],
@@ -651,6 +653,14 @@ def test_gateway_mode_puts_a_local_plan_in_the_session_and_removes_it_at_the_end
             assert "plan.json (the SQL client's file)" in text
             assert body["statement"].startswith("INSERT INTO") and "resource" not in text
             assert "7 s" in kept[0].read_text()  # the gateway read the uploaded copy
+
+            # A query on the state-TTL operators, its changelog over REST.
+            table = _file_table(stream_service, session, tmp_path / "t", "('x', 1), ('x', 2)")
+            _remote(executor, "SET 'execution.runtime-mode' = 'streaming'")
+            _remote(executor, "SET 'table.exec.state.ttl' = '1 h'")
+            changed = _remote(executor, f"SELECT k, SUM(v) AS s FROM {table} GROUP BY k")
+            assert changed and changed[-1] == ["x", "3"]
+            _remote(executor, "RESET 'table.exec.state.ttl'")
 
             # IF NOT EXISTS keeps the client's file as it is.
             assert _remote(
