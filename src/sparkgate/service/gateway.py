@@ -67,7 +67,9 @@ from sparkgate.service.operation.pool import WorkerPool
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.session import Session
+from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
+from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.parser import parse_statement
@@ -123,6 +125,8 @@ class SparkGatewayService:
         self._owns_spark = False
         self._buffer_rows = config.get(options.RESULT_BUFFER_ROWS)
         self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
+        self._buffer_bytes = config.get(options.RESULT_BUFFER_SIZE)
+        self._host_statements = config.get(options.ALLOWED_HOST_STATEMENTS)
         self._partition_window = config.get(options.RESULT_PARTITION_WINDOW)
         self._pool = WorkerPool(
             config.get(options.WORKER_THREADS_MIN),
@@ -187,8 +191,9 @@ class SparkGatewayService:
         self._pool.start()
         self._job_manager.start()
         self._materialized.start(self.spark)
-        # Sessions do not outlive the gateway: nor do their resources.
+        # Sessions do not outlive the gateway: nor do their resources and result spools.
         shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
+        shutil.rmtree(self._spool_dir, ignore_errors=True)
         self._sessions.start()
         self._started = True
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
@@ -228,6 +233,10 @@ class SparkGatewayService:
         return self._spark
 
     @property
+    def _spool_dir(self) -> Path:
+        return self._job_manager.data_dir / "tmp" / "results"
+
+    @property
     def session_count(self) -> int:
         return len(self._sessions)
 
@@ -235,16 +244,26 @@ class SparkGatewayService:
         spark = self.spark.newSession()
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
         defaults = self.config.to_dict()
-        window = self._partition_window or 2 * self.spark.sparkContext.defaultParallelism
+        limits = ResultLimits(
+            window=self._partition_window or 2 * self.spark.sparkContext.defaultParallelism,
+            direct_bytes=self.config.get(options.RESULT_DIRECT_SIZE),
+            max_batch_bytes=self.config.get(options.RESULT_MAX_BATCH_SIZE),
+            spool_bytes=self.config.get(options.RESULT_SPOOL_SIZE),
+            spool_dir=self._spool_dir,
+        )
         self._catalogs.attach(spark)
+        allowed = self._host_statements
+        if "reflection" not in allowed:
+            remove_reflection(spark)
         session = Session(
             handle,
             environment,
             spark,
             defaults,
             OperationManager(self._pool),
-            window,
+            limits,
             jobs=self._job_manager,
+            host_statements=allowed,
         )
         session.context.catalogs = self._catalogs
         session.context.materialized = self._materialized
@@ -281,6 +300,7 @@ class SparkGatewayService:
             operation_type=operation_type,
             statement=statement,
             buffer_rows=self._buffer_rows,
+            buffer_bytes=self._buffer_bytes,
             timeout=timeout,
             scope=scope,
             interrupt=session.interrupt,

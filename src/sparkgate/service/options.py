@@ -17,12 +17,16 @@ from sparkgate.api.config import (
     duration_option,
     int_option,
     list_option,
+    memory_option,
+    parse_list,
     path_option,
     string_option,
 )
 from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
+from sparkgate.service.spark.host_access import ALLOWED_HOST_STATEMENTS_KEY, HOST_STATEMENTS
 
 __all__ = [
+    "ALLOWED_HOST_STATEMENTS",
     "CATALOG_STORE_FILE_PATH",
     "CATALOG_STORE_KIND",
     "CHECKPOINTING_INTERVAL",
@@ -40,7 +44,11 @@ __all__ = [
     "PLAN_FORCE_RECOMPILE",
     "RESULT_BATCH_ROWS",
     "RESULT_BUFFER_ROWS",
+    "RESULT_BUFFER_SIZE",
+    "RESULT_DIRECT_SIZE",
+    "RESULT_MAX_BATCH_SIZE",
     "RESULT_PARTITION_WINDOW",
+    "RESULT_SPOOL_SIZE",
     "RUNTIME_MODE",
     "SAVEPOINT_PATH",
     "SERVICE_OPTIONS",
@@ -53,6 +61,15 @@ __all__ = [
     "WORKER_THREADS_MIN",
     "WORKFLOW_SCHEDULER_TYPE",
 ]
+
+
+def _host_statements(text: str) -> tuple[str, ...]:
+    names = parse_list(text)
+    unknown = [n for n in names if n not in HOST_STATEMENTS]
+    if unknown:
+        raise ValueError(f"expected some of {', '.join(HOST_STATEMENTS)}; not {', '.join(unknown)}")
+    return names
+
 
 SESSION_IDLE_TIMEOUT = duration_option(
     "sql-gateway.session.idle-timeout",
@@ -120,13 +137,48 @@ RESULT_BATCH_ROWS = int_option(
     min_value=1,
 )
 
+RESULT_BUFFER_SIZE = memory_option(
+    "sql-gateway.result.buffer-size",
+    64 << 20,
+    "Maximum bytes of Arrow data held in one operation's result buffer (besides "
+    "`sql-gateway.result.buffer-rows`); one batch is always admitted into an empty buffer.",
+)
+
 RESULT_PARTITION_WINDOW = int_option(
     "sql-gateway.result.partition-window",
     0,
-    "Partitions of a result computed per Spark job while it streams to clients; "
-    "Spark holds one window's rows on the driver. 0 means twice Spark's default "
-    "parallelism.",
+    "Partitions of a small result (see `sql-gateway.result.direct-size`) computed per "
+    "Spark job; Spark holds one window's rows on the driver. 0 means twice Spark's "
+    "default parallelism.",
     min_value=0,
+)
+
+RESULT_DIRECT_SIZE = memory_option(
+    "sql-gateway.result.direct-size",
+    32 << 20,
+    "Results whose size Spark's plan statistics estimate at most this (reads of files "
+    "and tables count ten times their size on disk) are collected a window of "
+    "partitions at a time. Larger ones, and results of generators (`explode`) and "
+    "Python table functions, are relayed by Spark's tasks in Arrow batches, with the "
+    "client's fetch pace as backpressure: the engine then holds a few batches per "
+    "running task, whatever the partition or result size. 0 relays every result.",
+)
+
+RESULT_SPOOL_SIZE = memory_option(
+    "sql-gateway.result.spool-size",
+    1 << 30,
+    "A relayed result's partition is drained from its task into a file under the data "
+    "dir (`tmp/results`), so a slow client does not hold a Spark task slot; past this "
+    "many unread bytes the task waits for the client. At most two partitions per result "
+    "are spooled; the files go when read, when the operation closes, and at start.",
+)
+
+RESULT_MAX_BATCH_SIZE = memory_option(
+    "sql-gateway.result.max-batch-size",
+    64 << 20,
+    "The largest Arrow batch (`spark.sql.execution.arrow.maxRecordsPerBatch` rows) a "
+    "relayed result may carry; a statement making a bigger one fails with an error "
+    "naming this option instead of exhausting the engine's memory.",
 )
 
 OPERATION_LOG_ENABLED = bool_option(
@@ -172,6 +224,20 @@ JOBSTORE_MAX_CAPACITY = int_option(
     1000,
     "How many ended jobs SHOW JOBS keeps at most; the oldest make room first.",
     min_value=0,
+)
+
+ALLOWED_HOST_STATEMENTS: ConfigOption[tuple[str, ...]] = ConfigOption(
+    ALLOWED_HOST_STATEMENTS_KEY,
+    (),
+    "Spark SQL that acts on the gateway's host as its OS user, off by default (with or "
+    "without authentication) and allowed by listing it here: `transform` (script "
+    "transformation, `TRANSFORM ... USING`), `reflection` (`reflect`, `java_method`, "
+    "`try_reflect`, Hive's reflect UDFs), `insert-directory` (`INSERT OVERWRITE [LOCAL] "
+    "DIRECTORY`), `add-file` (`ADD FILE`, `ADD ARCHIVE`). Found in Spark's plans, not the "
+    "text; refused with an error naming this option.",
+    "List<String>",
+    _host_statements,
+    ";".join,
 )
 
 JOB_STATUS_HOOKS = list_option(
@@ -269,6 +335,11 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BUFFER_ROWS,
     RESULT_BATCH_ROWS,
     RESULT_PARTITION_WINDOW,
+    RESULT_DIRECT_SIZE,
+    RESULT_MAX_BATCH_SIZE,
+    RESULT_SPOOL_SIZE,
+    RESULT_BUFFER_SIZE,
+    ALLOWED_HOST_STATEMENTS,
     OPERATION_LOG_ENABLED,
     RUNTIME_MODE,
     DML_SYNC,

@@ -62,6 +62,9 @@ class Execution:
 
 Executor = Callable[["Operation"], Execution]
 
+_INTERRUPT_EVERY_S = 0.5
+_INTERRUPT_FOR_S = 300.0
+
 
 def _no_scope(_operation: Operation) -> AbstractContextManager[None]:
     return contextlib.nullcontext()
@@ -75,6 +78,7 @@ class Operation:
         operation_type: OperationType = OperationType.EXECUTE_STATEMENT,
         statement: str | None = None,
         buffer_rows: int = 100_000,
+        buffer_bytes: int | None = None,
         timeout: float | None = None,
         scope: Callable[[Operation], AbstractContextManager[None]] = _no_scope,
         interrupt: Callable[[Operation], None] = lambda _op: None,
@@ -87,6 +91,7 @@ class Operation:
         self.started: float | None = None
         self._executor = executor
         self._buffer_rows = buffer_rows
+        self._buffer_bytes = buffer_bytes
         self._scope = scope
         self._interrupt = interrupt
         self._status = _S.INITIALIZED
@@ -94,6 +99,7 @@ class Operation:
         self._fetcher: ResultFetcher | None = None
         self._error: BaseException | None = None
         self._producing = False
+        self._running = False  # the executor's thread has not returned yet
         self._timer: threading.Timer | None = None
         self._log: list[str] = []
         self._log_cursor = 0
@@ -159,11 +165,12 @@ class Operation:
         if not self._transition(_S.RUNNING, only_from=frozenset({_S.PENDING})):
             return
         self.started = time.time()
+        self._running = True
         execution: Execution | None = None
         try:
             with self._scope(self):
                 execution = self._executor(self)
-                buffer = ResultBuffer(self._buffer_rows)
+                buffer = ResultBuffer(self._buffer_rows, self._buffer_bytes)
                 with self._cond:
                     self._fetcher = ResultFetcher(execution.schema, buffer, execution.traits)
                     self._producing = True
@@ -181,6 +188,7 @@ class Operation:
         finally:
             with self._cond:
                 self._producing = False
+                self._running = False
                 self._cond.notify_all()
             if execution is not None:
                 closer = getattr(execution.batches, "close", None)
@@ -237,10 +245,33 @@ class Operation:
     def _stop_work(self) -> None:
         if self._fetcher is not None:
             self._fetcher.buffer.close()
+        if self._interrupted():
+            # The executor's thread may still be on its way to a Spark job (resolving a
+            # table, say): one it starts after this interrupt is interrupted next time.
+            threading.Thread(
+                target=self._keep_interrupting, name="sparkgate-interrupt", daemon=True
+            ).start()
+
+    def _interrupted(self) -> bool:
         try:
             self._interrupt(self)
         except Exception:  # interrupting is best effort; the state already moved
             log.warning("Could not interrupt the Spark work of %s", self.handle, exc_info=True)
+            return False
+        return True
+
+    def _keep_interrupting(self) -> None:
+        deadline = time.monotonic() + _INTERRUPT_FOR_S
+        with self._cond:
+            while self._running and time.monotonic() < deadline:
+                self._cond.wait(_INTERRUPT_EVERY_S)
+                if self._running:
+                    self._cond.release()
+                    try:
+                        if not self._interrupted():
+                            return
+                    finally:
+                        self._cond.acquire()
 
     def wait_done(self, timeout: float | None = None) -> bool:
         """Wait until no work is left (terminal status and producer stopped)."""

@@ -1,9 +1,10 @@
 """A bounded buffer of Arrow batches between one producer and its fetchers.
 
 The producer (a statement streaming its result from Spark) blocks while the
-buffer holds ``max_rows`` rows, so a slow client slows the query, never the
-gateway's memory. Batches bigger than the bound are cut into slices first, so
-the bound is a hard invariant, not a target.
+buffer holds ``max_rows`` rows or ``max_bytes`` bytes, so a slow client slows
+the query, never the gateway's memory. Batches with more rows than the bound
+are cut into slices first, so the row bound is a hard invariant; the byte
+bound admits one slice into an empty buffer, so a single wide batch passes.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ class Take:
 
 
 class ResultBuffer:
-    def __init__(self, max_rows: int) -> None:
+    def __init__(self, max_rows: int, max_bytes: int | None = None) -> None:
         if max_rows < 1:
             raise ValueError("max_rows must be at least 1")
         self.max_rows = max_rows
-        self._items: deque[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]] = deque()
+        self.max_bytes = max_bytes
+        self._items: deque[tuple[pa.RecordBatch, tuple[RowKind, ...] | None, int]] = deque()
         self._rows = 0
+        self._bytes = 0
         self._finished = False
         self._closed = False
         self._error: BaseException | None = None
@@ -61,9 +64,10 @@ class ResultBuffer:
         if kinds is not None and len(kinds) != batch.num_rows:
             raise ValueError("one row kind per row is required")
         offset = 0
+        row_bytes = batch.nbytes / batch.num_rows if batch.num_rows else 0.0
         while offset < batch.num_rows or (offset == 0 and batch.num_rows == 0):
             with self._cond:
-                while not self._closed and self._rows >= self.max_rows:
+                while not self._closed and self._full():
                     self._cond.wait()
                 if self._closed:
                     raise BufferClosedError("result buffer closed")
@@ -72,12 +76,19 @@ class ResultBuffer:
                 length = min(self.max_rows - self._rows, batch.num_rows - offset)
                 piece = batch.slice(offset, length)
                 piece_kinds = None if kinds is None else tuple(kinds[offset : offset + length])
-                self._items.append((piece, piece_kinds))
+                size = int(row_bytes * length)
+                self._items.append((piece, piece_kinds, size))
                 self._rows += length
+                self._bytes += size
                 self.total_rows += length
                 self.peak_rows = max(self.peak_rows, self._rows)
                 offset += length
                 self._cond.notify_all()
+
+    def _full(self) -> bool:
+        if self._rows >= self.max_rows:
+            return True
+        return self.max_bytes is not None and self._rows > 0 and self._bytes >= self.max_bytes
 
     def finish(self) -> None:
         """Mark the end of the stream."""
@@ -108,15 +119,19 @@ class ResultBuffer:
             kinds: list[RowKind] = []
             has_kinds = False
             taken = 0
+            freed = 0
             while self._items and taken < max_rows:
-                batch, batch_kinds = self._items.popleft()
+                batch, batch_kinds, size = self._items.popleft()
                 if batch.num_rows > max_rows - taken:
                     keep = max_rows - taken
                     rest = batch.slice(keep)
                     rest_kinds = None if batch_kinds is None else batch_kinds[keep:]
-                    self._items.appendleft((rest, rest_kinds))
+                    kept = size * keep // batch.num_rows
+                    self._items.appendleft((rest, rest_kinds, size - kept))
+                    size = kept
                     batch = batch.slice(0, keep)
                     batch_kinds = None if batch_kinds is None else batch_kinds[:keep]
+                freed += size
                 if batch_kinds is not None and not has_kinds:
                     kinds = [RowKind.INSERT] * taken
                     has_kinds = True
@@ -125,6 +140,7 @@ class ResultBuffer:
                 batches.append(batch)
                 taken += batch.num_rows
             self._rows -= taken
+            self._bytes -= freed
             if taken:
                 self._cond.notify_all()
             if not self._items and self._error is not None:
@@ -140,6 +156,7 @@ class ResultBuffer:
             self._closed = True
             self._items.clear()
             self._rows = 0
+            self._bytes = 0
             self._cond.notify_all()
 
     @property

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.session.context import SessionContext
 from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
+from sparkgate.service.spark.limits import ResultLimits
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,15 +63,18 @@ class Session:
         spark: SparkSession,
         defaults: Mapping[str, str],
         operations: OperationManager,
-        partition_window: int = 2,
+        result_limits: ResultLimits | None = None,
         *,
         jobs: JobManager,
+        host_statements: Collection[str] = (),
     ) -> None:
         self.handle = handle
         self.environment = environment
         self.spark = spark
         self.operations = operations
-        self.partition_window = partition_window
+        self.result_limits = result_limits or ResultLimits()
+        #: Kinds of host-touching Spark SQL this session may run (host_access).
+        self.host_statements = frozenset(host_statements)
         self.created = time.time()
         self.last_access = time.monotonic()
         self.context = SessionContext(jobs, defaults=dict(defaults), jars=list(environment.jars))

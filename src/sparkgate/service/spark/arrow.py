@@ -1,5 +1,12 @@
 """Streaming a DataFrame's rows to Python as Arrow batches, in bounded memory.
 
+Two ways, chosen per result by Spark's own size estimate of the optimized plan
+(:func:`fits_driver`): a small result is *collected* a window of partitions per
+Spark job (below); anything else, or a plan whose estimate cannot be trusted
+(generators and Python table functions multiply rows, compressed files expand),
+is *relayed* by its tasks in bounded batches (:mod:`.relay`), which costs a
+Python worker hop but bounds the engine's memory whatever the partition size.
+
 ``DataFrame.toArrow()`` materialises the whole result; ``toLocalIterator()``
 makes Row objects and pays about 100 ms per partition job. Instead the JVM
 converts each partition to Arrow record batches (``Dataset.toArrowBatchRdd``)
@@ -15,14 +22,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+from sparkgate.service.spark.limits import ResultLimits
+from sparkgate.service.spark.relay import relay_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["arrow_schema", "stream_batches"]
+__all__ = ["arrow_schema", "fits_driver", "stream_batches"]
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +56,66 @@ def arrow_schema(df: DataFrame) -> pa.Schema:
     )
 
 
+# Logical operators whose output Spark's size estimate does not bound: they
+# make any number of rows from one.
+_EXPANDING = frozenset(
+    {
+        "Generate",
+        "MapInPandas",
+        "MapInArrow",
+        "PythonMapInArrow",
+        "FlatMapGroupsInPandas",
+        "FlatMapGroupsInArrow",
+        "FlatMapCoGroupsInPandas",
+        "FlatMapCoGroupsInArrow",
+        "BatchEvalPythonUDTF",
+        "ArrowEvalPythonUDTF",
+        "FlatMapGroupsInPandasWithState",
+    }
+)
+# Leaves whose estimate is the size of the rows themselves; any other leaf reads
+# files or tables, whose (compressed) size on disk may be a tenth of the rows'.
+_EXACT_LEAVES = frozenset({"Range", "LocalRelation", "OneRowRelation", "CommandResult"})
+_FILE_EXPANSION = 10
+
+
+def _nodes(plan: Any) -> Generator[tuple[str, bool], None, None]:
+    children = plan.children()
+    count = children.size()
+    yield plan.nodeName(), count == 0
+    for i in range(count):
+        yield from _nodes(children.apply(i))
+
+
+def fits_driver(df: DataFrame, direct_bytes: int) -> bool:
+    """Whether Spark's estimate of ``df``'s size says it can be collected whole."""
+    plan = df._jdf.queryExecution().optimizedPlan()
+    estimate = int(plan.stats().sizeInBytes())
+    for name, leaf in _nodes(plan):
+        if name in _EXPANDING:
+            return False
+        if leaf and name not in _EXACT_LEAVES:
+            estimate *= _FILE_EXPANSION
+    return estimate <= direct_bytes
+
+
 def stream_batches(
-    df: DataFrame, schema: pa.Schema, window: int
+    df: DataFrame, schema: pa.Schema, limits: ResultLimits
 ) -> Generator[pa.RecordBatch, None, None]:
     """Yield ``df``'s rows as Arrow batches of ``schema``, in order.
 
-    ``window`` partitions are computed per Spark job. The jobs run on the
-    calling thread, so they carry its job tag and description.
+    The Spark jobs carry the calling thread's job tags and description.
     """
+    if fits_driver(df, limits.direct_bytes):
+        return _collected(df, schema, limits.window)
+    log.debug("relaying a result Spark estimates above %d bytes", limits.direct_bytes)
+    return relay_batches(df, schema, limits)
+
+
+def _collected(
+    df: DataFrame, schema: pa.Schema, window: int
+) -> Generator[pa.RecordBatch, None, None]:
+    """``window`` partitions per Spark job, run on the calling thread."""
     from pyspark.serializers import NoOpSerializer
     from pyspark.util import _load_from_socket
 

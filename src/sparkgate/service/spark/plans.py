@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.spark.host_access import found_in
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -124,6 +125,8 @@ class StatementPlan:
     # created, dropped or renamed): what a DDL statement may have changed.
     names: tuple[tuple[str, ...], ...] = ()
     namespaces: tuple[tuple[str, ...], ...] = ()
+    # Kinds of Spark SQL acting on the gateway's host found in the plan (host_access).
+    host_statements: tuple[str, ...] = ()
 
 
 def _strings(seq: Any) -> tuple[str, ...]:
@@ -440,7 +443,13 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
     namespaces: list[tuple[str, ...]] = []
     _mentioned(nodes, names, namespaces)
     return StatementPlan(
-        kind, tuple(reader.reads), insert, table_as_select, tuple(names), tuple(namespaces)
+        kind,
+        tuple(reader.reads),
+        insert,
+        table_as_select,
+        tuple(names),
+        tuple(namespaces),
+        found_in(nodes),
     )
 
 

@@ -13,10 +13,21 @@ from collections.abc import Mapping
 
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.session.session import Session
+from sparkgate.service.spark.host_access import HOST_STATEMENTS, refusal
+from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.spark.plans import parse_statement as parse_spark_statement
 from sparkgate.service.statements import handlers
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers import statement_set
-from sparkgate.service.statements.kinds import EndStatementSet, Statement
+from sparkgate.service.statements.kinds import (
+    Dml,
+    EndStatementSet,
+    MetadataQuery,
+    SparkCommand,
+    SparkQuery,
+    Statement,
+    TableAsSelect,
+)
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.registry import Registry
 
@@ -31,7 +42,25 @@ def execute(
     """Run a parsed statement with its handler."""
     if context.state.in_statement_set and not isinstance(statement, EndStatementSet):
         return statement_set.add(context, statement)
+    _refuse_host_statements(context, statement)
     return (registry or handlers.REGISTRY).run(context, statement)
+
+
+# Statements whose text goes to Spark as the user wrote it (not the gateway's own SQL).
+_SPARK_TEXT = (SparkQuery, SparkCommand, Dml, TableAsSelect)
+
+
+def _refuse_host_statements(context: StatementContext, statement: Statement) -> None:
+    """Spark SQL acting on the host is refused before Spark sees it (host_access)."""
+    if not isinstance(statement, _SPARK_TEXT) or isinstance(statement, MetadataQuery):
+        return
+    allowed = context.session.host_statements
+    if len(allowed) == len(HOST_STATEMENTS):
+        return
+    plan = parse_spark_statement(context.session.spark, statement.text)
+    message = refusal(plan.host_statements, allowed) if plan is not None else None
+    if message is not None:
+        raise invalid(message)
 
 
 def parsed_executor(

@@ -11,7 +11,9 @@ from sparkgate.api.results import ResultKind, RowKind
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.arrow import arrow_schema, stream_batches
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.host_access import check_analyzed
+from sparkgate.service.spark.jobs import invalid, to_execution_error
+from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.types import arrow_compatible, to_result_schema
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.results import ok_result
@@ -32,10 +34,15 @@ def frame_execution(context: StatementContext, df: DataFrame, relational: bool) 
         return streaming_execution(context.session, df, context.runtime, operation)
     if not df.schema.fields:
         return ok_result()
+    if relational:
+        # A view's body is in the analyzed plan only.
+        message = check_analyzed(df, context.session.host_statements)
+        if message is not None:
+            raise invalid(message)
     try:
         schema = to_result_schema(df.schema)
         # Arrow cannot carry every Spark type as is.
-        batches = _streamed(arrow_compatible(df), context.session.partition_window)
+        batches = _streamed(arrow_compatible(df), context.session.result_limits)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     traits = ResultTraits(
@@ -47,10 +54,10 @@ def frame_execution(context: StatementContext, df: DataFrame, relational: bool) 
 
 
 def _streamed(
-    df: DataFrame, window: int
+    df: DataFrame, limits: ResultLimits
 ) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
     schema = arrow_schema(df)
-    stream = stream_batches(df, schema, window)
+    stream = stream_batches(df, schema, limits)
     try:
         for batch in stream:
             yield batch, None
