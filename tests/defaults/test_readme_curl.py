@@ -102,10 +102,10 @@ def test_slow_query_answers_empty_pages_then_its_rows(default_gateway: DefaultGa
     """What the README says a slow query's fetches answer.
 
     ``NOT_READY`` only before the first page (while the statement is prepared),
-    then ``PAYLOAD`` pages, empty while the query runs (it sleeps well past the
-    3 s fetch timeout), then the rows, then ``EOS``.
+    then ``PAYLOAD`` pages, empty while the query runs (it scans six billion rows,
+    well past the 3 s fetch timeout), then the rows, then ``EOS``.
     """
-    statement = "SELECT id, reflect('java.lang.Thread', 'sleep', 10000L) AS slept FROM range(1)"
+    statement = "SELECT count(*) AS n FROM range(0, 6000000000, 1, 2) WHERE id % 7 = 3"
     bodies = _pages(default_gateway, statement)
     kinds = [body["resultType"] for body in bodies]
     first_page = kinds.index("PAYLOAD")
@@ -114,4 +114,4 @@ def test_slow_query_answers_empty_pages_then_its_rows(default_gateway: DefaultGa
     assert kinds[-1] == "EOS"
     assert bodies[first_page]["results"]["data"] == []
     assert "nextResultUri" in bodies[first_page]
-    assert [row[0] for row in _rows(bodies)] == [0]
+    assert [row[0] for row in _rows(bodies)] == [6_000_000_000 // 7]

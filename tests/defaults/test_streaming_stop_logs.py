@@ -118,8 +118,9 @@ def _slow_source(client: httpx.Client, session: str) -> str:
     return table
 
 
-# Each row sleeps 2 s in its task: a micro-batch is running whenever rows have come.
-_SLOW = "SELECT id, reflect('java.lang.Thread', 'sleep', 2000L) AS pause FROM {table}"
+# Each row computes for about a second in its task (reflect(), which could sleep, is off
+# by default): a micro-batch is running whenever rows have come.
+_SLOW = "SELECT id, aggregate(sequence(1, 3000000), 0L, (a, x) -> a + x) AS pause FROM {table}"
 
 
 def _wait_stopped(logs: _Logs, word: str) -> None:

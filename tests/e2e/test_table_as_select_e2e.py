@@ -138,6 +138,8 @@ def gateway(
         "-Dspark.master=local[2]",
         "-Dspark.ui.enabled=false",
         "-Dspark.sql.shuffle.partitions=4",
+        # ENDLESS sleeps in its tasks with reflect(), off by default.
+        "-Dsql-gateway.security.allowed-host-statements=reflection",
         *extra,
     ]
     if not any(o.startswith("-Dsql-gateway.endpoint.type=") for o in extra):

@@ -46,10 +46,18 @@ def healthy(endpoint: RestEndpoint) -> Iterator[list[str]]:
     assert failures == []
 
 
+_JSON = {"Content-Type": "application/json"}
+
 # (method, path template, request kwargs, status, message fragment)
 CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
-    ("POST", "/v4/sessions", {"content": b"{not json"}, 400, "not valid JSON"),
-    ("POST", "/v4/sessions", {"content": b"[1, 2]"}, 400, "must be a JSON object"),
+    ("POST", "/v4/sessions", {"content": b"{not json", "headers": _JSON}, 400, "not valid JSON"),
+    (
+        "POST",
+        "/v4/sessions",
+        {"content": b"[1, 2]", "headers": _JSON},
+        400,
+        "must be a JSON object",
+    ),
     ("POST", "/v4/sessions", {"json": {"sessionName": 5}}, 400, "'sessionName' must be a string"),
     ("POST", "/v4/sessions", {"json": {"properties": {"a": 1}}}, 400, "strings to strings"),
     ("POST", "/v4/sessions", {"json": {"properties": []}}, 400, "must be an object"),
@@ -115,8 +123,20 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
         400,
         "'position'",
     ),
-    ("POST", "/v4/sessions", {"content": b"x" * (MAX_BODY + 1)}, 413, "too large"),
-    ("POST", "/v4/sessions/{s}/statements", {"content": b" " * (4 * MAX_BODY)}, 413, "max-body"),
+    (
+        "POST",
+        "/v4/sessions",
+        {"content": b"x" * (MAX_BODY + 1), "headers": _JSON},
+        413,
+        "too large",
+    ),
+    (
+        "POST",
+        "/v4/sessions/{s}/statements",
+        {"content": b" " * (4 * MAX_BODY), "headers": _JSON},
+        413,
+        "max-body",
+    ),
 ]
 
 
@@ -145,7 +165,9 @@ def test_chunked_body_over_the_limit_is_refused(client: httpx.Client) -> None:
         for _ in range(8):
             yield b" " * (MAX_BODY // 4)
 
-    response = client.post("/v4/sessions", content=chunks())
+    response = client.post(
+        "/v4/sessions", content=chunks(), headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 413
     assert "too large" in response.json()["errors"][0]
 
@@ -186,3 +208,75 @@ def test_unexpected_failure_is_500_and_server_keeps_serving(
     assert any(line.startswith(frame) for line in head[2:])
     monkeypatch.undo()
     assert client.get("/v4/info").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None],
+)
+def test_a_body_that_is_not_json_is_415(
+    client: httpx.Client, session: str, content_type: str | None
+) -> None:
+    """What a page of another site can post without a CORS preflight never runs."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    before = client.get(f"/v4/sessions/{session}").json()["properties"]
+    response = client.post(
+        f"/v4/sessions/{session}/configure-session",
+        content=b"{\"statement\": \"SET 'planted' = 'yes'\"}",
+        headers=headers,
+    )
+    assert response.status_code == 415, response.text
+    assert "application/json" in response.json()["errors"][0]
+    assert client.get(f"/v4/sessions/{session}").json()["properties"] == before
+    # JSON (with a charset, as Flink's clients send it) and body-less calls are served.
+    ok = client.post(
+        f"/v4/sessions/{session}/heartbeat",
+        content=b"{}",
+        headers={"Content-Type": "application/json; charset=UTF-8"},
+    )
+    assert ok.status_code == 200
+    assert client.post(f"/v4/sessions/{session}/heartbeat").status_code == 200
+
+
+def test_cors_is_closed_by_default(client: httpx.Client) -> None:
+    preflight = client.options(
+        "/v4/sessions",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    response = client.get("/v4/info", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in response.headers
+
+
+def test_cors_answers_configured_origins_only(rest_service: Any) -> None:
+    server = RestEndpoint(rest_service, settings(cors_allowed_origins=("https://app.example",)))
+    server.start()
+    try:
+        with httpx.Client(base_url=server.address, timeout=60) as http:
+            ok = http.options(
+                "/v4/sessions",
+                headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"},
+            )
+            assert ok.headers.get("access-control-allow-origin") == "https://app.example"
+            other = http.get("/v4/info", headers={"Origin": "https://evil.example"})
+            assert "access-control-allow-origin" not in other.headers
+    finally:
+        server.stop()
+
+
+def test_a_statement_over_the_length_limit_is_400_before_parsing(spark: Any) -> None:
+    service = make_service(spark, **{"sql-gateway.statement.max-length": "1000"})
+    server = RestEndpoint(service, settings(max_body_size=1 << 20))
+    server.start()
+    try:
+        with httpx.Client(base_url=server.address, timeout=60) as http:
+            session = http.post("/v4/sessions", json={}).json()["sessionHandle"]
+            long = "SELECT 1 AS x" + " " * 1000 + "-- padding"
+            response = http.post(f"/v4/sessions/{session}/statements", json={"statement": long})
+            assert response.status_code == 400, response.text
+            assert "sql-gateway.statement.max-length (1000)" in response.json()["errors"][0]
+            # The session serves the next statement.
+            assert rows(run(http, session, "SELECT 2 AS y")) == [[2]]
+    finally:
+        server.stop()
+        service.stop()

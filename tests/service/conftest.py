@@ -61,7 +61,14 @@ def service_on(spark: SparkSession, data_dir: Path) -> Iterator[SparkGatewayServ
 
 @pytest.fixture(scope="session")
 def service(spark: SparkSession) -> Iterator[SparkGatewayService]:
-    svc = make_service(spark, **{"sql-gateway.result.buffer-rows": "50000"})
+    svc = make_service(
+        spark,
+        **{
+            "sql-gateway.result.buffer-rows": "50000",
+            # Tests make tasks sleep with reflect(), off by default (test_host_statements).
+            "sql-gateway.security.allowed-host-statements": "reflection",
+        },
+    )
     yield svc
     svc.stop()
 

@@ -16,7 +16,8 @@ subclasses to protocol status in exactly one module each::
     │   └── InvalidTokenError      a fetch token that is neither next nor previous
     ├── StatementError
     │   ├── SqlParseError          the statement could not be parsed
-    │   └── UnsupportedStatementError  a statement not allowed here
+    │   ├── UnsupportedStatementError  a statement not allowed here
+    │   └── StatementTooLongError  longer than sql-gateway.statement.max-length
     ├── CatalogError               missing catalog, database, table or function
     ├── ExecutionError             the statement failed while running (carries the
     │   │                          cause chain and Spark's error class)
@@ -48,6 +49,7 @@ __all__ = [
     "SessionNotFoundError",
     "SqlParseError",
     "StatementError",
+    "StatementTooLongError",
     "UnsupportedStatementError",
 ]
 
@@ -106,6 +108,10 @@ class SqlParseError(StatementError):
 
 class UnsupportedStatementError(StatementError):
     pass
+
+
+class StatementTooLongError(StatementError):
+    """The statement is longer than ``sql-gateway.statement.max-length``; nothing parsed it."""
 
 
 class CatalogError(GatewayError):

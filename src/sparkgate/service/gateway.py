@@ -32,6 +32,7 @@ from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
     IllegalStateError,
     SqlParseError,
+    StatementTooLongError,
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
@@ -127,6 +128,7 @@ class SparkGatewayService:
         self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
         self._buffer_bytes = config.get(options.RESULT_BUFFER_SIZE)
         self._host_statements = config.get(options.ALLOWED_HOST_STATEMENTS)
+        self._max_statement_length = config.get(options.STATEMENT_MAX_LENGTH)
         self._partition_window = config.get(options.RESULT_PARTITION_WINDOW)
         self._pool = WorkerPool(
             config.get(options.WORKER_THREADS_MIN),
@@ -332,6 +334,7 @@ class SparkGatewayService:
         self, session: SessionHandle, statement: str, timeout: float | None = None
     ) -> None:
         target = self._session(session)
+        self._check_length(statement)
         parsed = parse_statement(statement)
         if not parsed.allowed_in_configure_session:
             raise UnsupportedStatementError(
@@ -362,6 +365,7 @@ class SparkGatewayService:
         config: Mapping[str, str] | None = None,
     ) -> OperationHandle:
         target = self._session(session)
+        self._check_length(statement)
         operation = self._new_operation(
             target,
             statement_executor(target, statement, config),
@@ -453,7 +457,16 @@ class SparkGatewayService:
     def complete_statement(
         self, session: SessionHandle, statement: str, position: int
     ) -> list[str]:
+        self._check_length(statement)
         return completion.complete_statement(self._session(session).spark, statement, position)
+
+    def _check_length(self, statement: str) -> None:
+        limit = self._max_statement_length
+        if len(statement) > limit:
+            raise StatementTooLongError(
+                f"The statement has {len(statement)} characters, more than "
+                f"{options.STATEMENT_MAX_LENGTH.key} ({limit}) allows."
+            )
 
     # -- catalog -----------------------------------------------------------------
     def get_current_catalog(self, session: SessionHandle) -> str:

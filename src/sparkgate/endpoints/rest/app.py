@@ -18,6 +18,8 @@ import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -25,7 +27,7 @@ from starlette.routing import Route
 from sparkgate.api.service import GatewayService
 from sparkgate.endpoints.rest.errors import error_body, error_response
 from sparkgate.endpoints.rest.handlers import HANDLERS, Call, Handler, not_implemented
-from sparkgate.endpoints.rest.messages import parse_json_object, read_body
+from sparkgate.endpoints.rest.messages import check_content_type, parse_json_object, read_body
 from sparkgate.endpoints.rest.openapi import OPENAPI_PATH, build_openapi
 from sparkgate.endpoints.rest.options import RestSettings
 from sparkgate.endpoints.rest.responses import json_response
@@ -71,6 +73,7 @@ def _endpoint(
 ) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         try:
+            check_content_type(request)
             raw = await read_body(request, settings.max_body_size)
             call = Call(
                 request=request,
@@ -129,7 +132,18 @@ def create_app(
         return json_response(openapi)
 
     routes.append(Route(OPENAPI_PATH, serve_openapi, methods=["GET"]))
+    middleware = []
+    if settings.cors_allowed_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_allowed_origins),
+                allow_methods=["GET", "POST", "PUT", "DELETE"],
+                allow_headers=["Content-Type", "Authorization"],
+            )
+        )
     return Starlette(
         routes=routes,
+        middleware=middleware,
         exception_handlers={HTTPException: _http_error, Exception: _unexpected},
     )

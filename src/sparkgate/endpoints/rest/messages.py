@@ -18,6 +18,7 @@ from sparkgate.endpoints.rest.errors import RestError
 
 __all__ = [
     "Body",
+    "check_content_type",
     "parse_json_object",
     "parse_operation_handle",
     "parse_session_handle",
@@ -28,6 +29,32 @@ __all__ = [
 
 def _bad_request(message: str) -> RestError:
     return RestError(400, message)
+
+
+def check_content_type(request: Request) -> None:
+    """A request with a body must say it is JSON, or 415.
+
+    Browsers send form and ``text/plain`` bodies across origins without asking
+    first (no CORS preflight): refusing them keeps other sites' pages from
+    posting statements to a gateway their visitor can reach.
+    """
+    declared = request.headers.get("content-type")
+    if declared is None:
+        length = request.headers.get("content-length", "0")
+        if length.strip() in ("", "0") and "transfer-encoding" not in request.headers:
+            return  # no body at all
+        media = ""
+    else:
+        media = declared.split(";", 1)[0].strip().lower()
+    if media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        return
+    raise RestError(
+        415,
+        f"Unsupported media type {media or '(none)'}: request bodies must be JSON "
+        "(Content-Type: application/json).",
+    )
 
 
 async def read_body(request: Request, limit: int) -> bytes:

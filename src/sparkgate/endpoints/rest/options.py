@@ -16,6 +16,7 @@ from sparkgate.api.config import (
     Configuration,
     duration_option,
     int_option,
+    list_option,
     memory_option,
     port_option,
     string_option,
@@ -124,6 +125,14 @@ FETCH_MAX_ROWS = int_option(
     min_value=1,
 )
 
+CORS_ALLOWED_ORIGINS = list_option(
+    "cors.allowed-origins",
+    (),
+    "Web origins (e.g. `https://notebook.example.com`) whose pages may call the REST API "
+    "from a browser (CORS). Empty, the default, answers no cross-origin request: with "
+    "JSON required on every request body, a page elsewhere cannot post to the gateway.",
+)
+
 REST_OPTIONS: tuple[ConfigOption[Any], ...] = (
     ADDRESS,
     PORT,
@@ -132,6 +141,7 @@ REST_OPTIONS: tuple[ConfigOption[Any], ...] = (
     FETCH_TIMEOUT,
     MAX_BODY_SIZE,
     FETCH_MAX_ROWS,
+    CORS_ALLOWED_ORIGINS,
 )
 
 
@@ -146,6 +156,7 @@ class RestSettings:
     fetch_timeout: float = 3.0
     max_body_size: int = 10 * 1024 * 1024
     fetch_max_rows: int = 10000
+    cors_allowed_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: Configuration) -> RestSettings:
@@ -160,4 +171,5 @@ class RestSettings:
             fetch_timeout=config.get(FETCH_TIMEOUT).total_seconds(),
             max_body_size=config.get(MAX_BODY_SIZE),
             fetch_max_rows=config.get(FETCH_MAX_ROWS),
+            cors_allowed_origins=config.get(CORS_ALLOWED_ORIGINS),
         )

@@ -1,4 +1,8 @@
-"""JSON responses as Flink's gateway sends them (content type, CORS header).
+"""JSON responses as Flink's gateway sends them (content type).
+
+Flink's gateway also sends ``Access-Control-Allow-Origin: *`` on every answer,
+which lets any web page read results; here CORS is closed unless origins are
+configured (``cors.allowed-origins``, answered by Starlette's CORS middleware).
 
 Always serialised with orjson: DECIMAL values in result rows are
 ``orjson.Fragment`` objects that only orjson can write.
@@ -12,12 +16,10 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-__all__ = ["CORS_HEADERS", "JSON_MEDIA_TYPE", "json_response"]
+__all__ = ["JSON_MEDIA_TYPE", "json_response"]
 
 JSON_MEDIA_TYPE = "application/json; charset=UTF-8"
 """What Flink's gateway sends (see the transcripts)."""
-
-CORS_HEADERS: Mapping[str, str] = {"Access-Control-Allow-Origin": "*"}
 
 
 def json_response(
@@ -27,5 +29,5 @@ def json_response(
         orjson.dumps(body),
         status_code=status,
         media_type=JSON_MEDIA_TYPE,
-        headers={**CORS_HEADERS, **(headers or {})},
+        headers=dict(headers or {}),
     )

@@ -37,7 +37,7 @@ from sparkgate.codec.arrow_wire import (
 )
 from sparkgate.codec.json_text import encode_json_data
 from sparkgate.codec.rows import encode_plain_text_rows
-from sparkgate.endpoints.rest.responses import CORS_HEADERS, json_response
+from sparkgate.endpoints.rest.responses import json_response
 from sparkgate.endpoints.rest.routes import RestApiVersion
 
 __all__ = [
@@ -163,7 +163,7 @@ def _arrow_stream(page: ResultSet) -> bytes:
 
 
 def _arrow_response(page: ResultSet, next_uri: str | None) -> Response:
-    headers = {**CORS_HEADERS, RESULT_TYPE_HEADER: page.result_type.value}
+    headers = {RESULT_TYPE_HEADER: page.result_type.value}
     if next_uri is not None:
         headers[NEXT_RESULT_URI_HEADER] = next_uri
     body = b""

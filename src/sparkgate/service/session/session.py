@@ -15,14 +15,16 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sparkgate.api.errors import ExecutionError
+from sparkgate.api.config import ConfigOption
+from sparkgate.api.errors import ConfigurationError, ExecutionError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
+from sparkgate.service.options import SERVICE_OPTIONS
 from sparkgate.service.session.context import SessionContext
 from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
 
 log = logging.getLogger(__name__)
+
+# The gateway's typed options a session may set: their values are checked.
+_TYPED_OPTIONS: dict[str, ConfigOption[Any]] = {o.key: o for o in SERVICE_OPTIONS}
 
 _SPARK_PREFIXES = ("spark.", "hive.")
 
@@ -125,6 +130,17 @@ class Session:
             return self._properties.get(key, self._defaults.get(key))
 
     def set(self, key: str, value: str) -> None:
+        """Set one property; a value a typed gateway option cannot take is refused.
+
+        Raises:
+            ConfigurationError: ``value`` is not of ``key``'s type or choices.
+        """
+        option = _TYPED_OPTIONS.get(key)
+        if option is not None:
+            try:
+                option.parse(value)
+            except ValueError as exc:
+                raise ConfigurationError(f"Invalid value {value!r} for {key}: {exc}") from exc
         with self._lock:
             if key in _TIME_ZONE_KEYS:
                 self._set_time_zone(key, value)
