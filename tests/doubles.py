@@ -45,6 +45,7 @@ from sparkgate.api.errors import (
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.health import EngineState, GatewayHealth
 from sparkgate.api.jobs import JobInfo, JobStatus
 from sparkgate.api.results import (
     FetchOrientation,
@@ -215,6 +216,7 @@ class FakeGatewayService:
         self.failures: dict[str, BaseException] = {}
         """Method name -> exception that method raises (each time) before doing anything."""
         self.gateway_info = GatewayInfo("sparkgate", "0.0.0-test", ENGINE_VERSION)
+        self.gateway_health = GatewayHealth(EngineState.UP)
         self.completions: list[str] = []
         self.current_catalog = "spark_catalog"
         self.current_database = "default"
@@ -518,6 +520,10 @@ class FakeGatewayService:
     def get_gateway_info(self) -> GatewayInfo:
         self._record("get_gateway_info")
         return self.gateway_info
+
+    def health(self) -> GatewayHealth:
+        self._record("health")
+        return self.gateway_health
 
     def complete_statement(
         self, session: SessionHandle, statement: str, position: int

@@ -24,6 +24,8 @@ _ACTIONS = {
     "start-foreground": "run a gateway in this terminal until Ctrl-C or SIGTERM",
     "stop": "stop a gateway of the data directory: the one on --port, else the last started",
     "stop-all": "stop every gateway of the data directory",
+    "status": "whether each gateway of the data directory is ready (its engine up); "
+    "exit status 0 when all are",
 }
 _PID_FILES = (
     "Pid files: <data-dir>/run/gateway-<pid>.json, one per running gateway (foreground or "
@@ -187,6 +189,8 @@ def _gateway(args: argparse.Namespace) -> int:
     config = launcher.load_gateway_configuration(conf_dir, parse_dynamic_options(args.dynamic))
     if args.action in ("stop", "stop-all"):
         return _stop(launcher, config, args.port, stop_all=args.action == "stop-all")
+    if args.action == "status":
+        return _status(config)
     if args.port is not None:
         raise ConfigurationError(
             "--port is for stop; set ports with -Dsql-gateway.endpoint.rest.port=N"
@@ -200,6 +204,40 @@ def _gateway(args: argparse.Namespace) -> int:
         addresses = launcher.start_background(config, forwarded)
         sys.stdout.write(f"sparkgate gateway started: {', '.join(addresses) or 'no endpoints'}\n")
     return 0
+
+
+def _status(config: Configuration) -> int:
+    """Ask each running gateway's readiness probe (docs/operations.md)."""
+    import httpx
+
+    from sparkgate.server.pidfiles import running_gateways
+    from sparkgate.service.options import DATA_DIR
+
+    data_dir = Path(config.get(DATA_DIR))
+    gateways = running_gateways(data_dir)
+    if not gateways:
+        sys.stdout.write(f"No sparkgate gateway is running (data directory {data_dir}).\n")
+        return 1
+    all_ready = True
+    for gateway in gateways:
+        rest = [a for a in gateway.addresses if a.startswith("http")]
+        if not gateway.serving or not rest:
+            state = "starting" if not gateway.serving else "no REST endpoint to ask"
+            all_ready = all_ready and gateway.serving
+        else:
+            try:
+                body = httpx.get(f"{rest[0]}/health/ready", timeout=5).json()
+            except (httpx.HTTPError, ValueError) as exc:
+                body = {"status": "DOWN", "engine": "unknown", "cause": str(exc)}
+            ready = body.get("status") == "UP"
+            all_ready = all_ready and ready
+            state = "ready" if ready else f"NOT ready: engine {body.get('engine')}"
+            if body.get("cause"):
+                state += f" ({body['cause']})"
+            if body.get("restarts"):
+                state += f"; engine restarts: {body['restarts']}"
+        sys.stdout.write(f"sparkgate gateway {gateway.describe()}: {state}\n")
+    return 0 if all_ready else 3
 
 
 def _beeline(args: Sequence[str]) -> int:

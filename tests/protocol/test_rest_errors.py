@@ -9,6 +9,7 @@ import pytest
 from sparkgate.api.errors import (
     CatalogError,
     ConfigurationError,
+    EngineUnavailableError,
     ExecutionError,
     FetchError,
     IllegalStateError,
@@ -26,6 +27,7 @@ from .test_rest_results import SCHEMA, submit
 # Fixed, so that every pytest-xdist worker collects the same test ids.
 UNKNOWN = "5d2f6c1e-8a4b-4c3d-9e7f-0a1b2c3d4e5f"
 MAX_BODY = 64 * 1024
+_JSON = {"Content-Type": "application/json"}
 
 
 def flink_client_reason(errors: list[str]) -> str:
@@ -36,8 +38,8 @@ def flink_client_reason(errors: list[str]) -> str:
 
 # (method, path template, request kwargs, status, message fragment): refused by the endpoint.
 CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
-    ("POST", "/v4/sessions", {"content": b"{not json"}, 400, "not valid JSON"),
-    ("POST", "/v4/sessions", {"content": b"[1, 2]"}, 400, "must be a JSON object"),
+    ("POST", "/v4/sessions", {"content": b"{not json", "headers": _JSON}, 400, "not valid JSON"),
+    ("POST", "/v4/sessions", {"content": b"[1, 2]", "headers": _JSON}, 400, "a JSON object"),
     ("POST", "/v4/sessions", {"json": {"sessionName": 5}}, 400, "'sessionName' must be a string"),
     ("POST", "/v4/sessions", {"json": {"properties": {"a": 1}}}, 400, "strings to strings"),
     ("POST", "/v4/sessions", {"json": {"properties": []}}, 400, "must be an object"),
@@ -75,8 +77,14 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
         400,
         "'position'",
     ),
-    ("POST", "/v4/sessions", {"content": b"x" * (MAX_BODY + 1)}, 413, "too large"),
-    ("POST", "/v4/sessions/{s}/statements", {"content": b" " * (4 * MAX_BODY)}, 413, "max-body"),
+    ("POST", "/v4/sessions", {"content": b"x" * (MAX_BODY + 1), "headers": _JSON}, 413, "large"),
+    (
+        "POST",
+        "/v4/sessions/{s}/statements",
+        {"content": b" " * (4 * MAX_BODY), "headers": _JSON},
+        413,
+        "max-body",
+    ),
     # Unknown handles: the service says so, the endpoint answers 404.
     ("GET", f"/v4/sessions/{UNKNOWN}", {}, 404, "does not exist"),
     ("POST", f"/v4/sessions/{UNKNOWN}/heartbeat", {}, 404, "does not exist"),
@@ -228,3 +236,14 @@ def test_a_statement_the_service_refuses_is_400_with_its_message(
     )
     assert response.status_code == 400
     assert response.json() == {"errors": ["configure-session takes one statement at a time."]}
+
+
+def test_an_engine_down_is_503_with_its_retry_after() -> None:
+    with rest_client(FakeGatewayService()) as (client, service):
+        service.failures["open_session"] = EngineUnavailableError(
+            "The Spark engine is restarting (engine JVM exited with 52); retry shortly.", 7
+        )
+        response = client.post("/v4/sessions", json={})
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "7"
+        assert "restarting" in response.json()["errors"][0]

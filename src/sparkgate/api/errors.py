@@ -18,6 +18,7 @@ subclasses to protocol status in exactly one module each::
     │   ├── SqlParseError          the statement could not be parsed
     │   ├── UnsupportedStatementError  a statement not allowed here
     │   └── StatementTooLongError  longer than sql-gateway.statement.max-length
+    ├── EngineUnavailableError     the engine is down or restarting (REST 503, Retry-After)
     ├── CatalogError               missing catalog, database, table or function
     ├── ExecutionError             the statement failed while running (carries the
     │   │                          cause chain and Spark's error class)
@@ -34,6 +35,7 @@ __all__ = [
     "CatalogError",
     "ConfigurationError",
     "EndpointError",
+    "EngineUnavailableError",
     "ExecutionError",
     "FetchError",
     "GatewayError",
@@ -112,6 +114,14 @@ class UnsupportedStatementError(StatementError):
 
 class StatementTooLongError(StatementError):
     """The statement is longer than ``sql-gateway.statement.max-length``; nothing parsed it."""
+
+
+class EngineUnavailableError(GatewayError):
+    """The engine is down or restarting; the same call succeeds once it is back."""
+
+    def __init__(self, message: str, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class CatalogError(GatewayError):

@@ -20,6 +20,7 @@ from sparkgate.api.catalog import (
     TableKind,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.health import GatewayHealth
 from sparkgate.api.jobs import JobInfo
 from sparkgate.api.results import FetchOrientation, GatewayInfo, OperationInfo, ResultSet
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
@@ -142,6 +143,10 @@ class GatewayService(Protocol):
 
     # -- utilities ------------------------------------------------------------
     def get_gateway_info(self) -> GatewayInfo: ...
+
+    def health(self) -> GatewayHealth:
+        """The engine's state: ready only while it is up (probes, ``gateway status``)."""
+        ...
 
     def complete_statement(
         self, session: SessionHandle, statement: str, position: int

@@ -11,6 +11,7 @@ import json
 import logging
 import shutil
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -30,12 +31,15 @@ from sparkgate.api.catalog import (
 )
 from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
+    EngineUnavailableError,
     IllegalStateError,
+    SessionNotFoundError,
     SqlParseError,
     StatementTooLongError,
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.health import EngineState, GatewayHealth
 from sparkgate.api.jobs import JobInfo, JobStatusHook
 from sparkgate.api.results import (
     FetchOrientation,
@@ -54,6 +58,7 @@ from sparkgate.service import catalog, completion, options
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
 from sparkgate.service.catalogs.types import load_catalog_types
+from sparkgate.service.health import EngineWatch, RestartBudget
 from sparkgate.service.job.manager import JobManager
 from sparkgate.service.materialized.manager import (
     MaterializedSettings,
@@ -87,6 +92,7 @@ log = logging.getLogger(__name__)
 
 _LOG_SCHEMA = ResultSchema.of(("log", STRING))
 _ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_LOST_SESSIONS_KEPT = 10_000
 
 
 def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, str, str]:
@@ -172,11 +178,38 @@ class SparkGatewayService:
             TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)
         )
         self._started = False
+        self._watch = EngineWatch(
+            self._engine_failure,
+            self._recover_engine,
+            interval_s=config.get(options.ENGINE_CHECK_INTERVAL).total_seconds(),
+            budget=RestartBudget(
+                config.get(options.ENGINE_RESTART_ATTEMPTS),
+                config.get(options.ENGINE_RESTART_WINDOW).total_seconds(),
+            ),
+            backoff_s=config.get(options.ENGINE_RESTART_BACKOFF).total_seconds(),
+        )
+        # Sessions that died with an engine, and why (bounded: the latest first to go).
+        self._lost: OrderedDict[SessionHandle, str] = OrderedDict()
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
         if self._started:
             return
+        if self.config.get(options.OPERATION_LOG_ENABLED):
+            self._log_handler = OperationLogHandler(level=logging.INFO)
+            logging.getLogger("sparkgate").addHandler(self._log_handler)
+            if logging.getLogger("sparkgate").getEffectiveLevel() > logging.INFO:
+                logging.getLogger("sparkgate.service").setLevel(logging.INFO)
+        self._pool.start()
+        self._bring_up()
+        self._started = True
+        self._watch.up()
+        self._watch.start()
+        threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
+        log.info("Gateway service started on Spark %s", self.spark.version)
+
+    def _bring_up(self) -> None:
+        """Start (or adopt) the engine and what lives on it."""
         if self._spark is None:
             from sparkgate.service.spark.engine import start_spark
 
@@ -184,41 +217,70 @@ class SparkGatewayService:
             data_dir = Path(self.config.get(options.DATA_DIR))
             self._spark = start_spark(spark_conf, data_dir)
             self._owns_spark = True
-        if self.config.get(options.OPERATION_LOG_ENABLED):
-            self._log_handler = OperationLogHandler(level=logging.INFO)
-            logging.getLogger("sparkgate").addHandler(self._log_handler)
-            if logging.getLogger("sparkgate").getEffectiveLevel() > logging.INFO:
-                logging.getLogger("sparkgate.service").setLevel(logging.INFO)
         self._catalogs.load(self.spark)
-        self._pool.start()
         self._job_manager.start()
         self._materialized.start(self.spark)
-        # Sessions do not outlive the gateway: nor do their resources and result spools.
+        # Sessions do not outlive the engine: nor do their resources and result spools.
         shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
         shutil.rmtree(self._spool_dir, ignore_errors=True)
         self._sessions.start()
-        self._started = True
-        threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
-        log.info("Gateway service started on Spark %s", self.spark.version)
 
-    def stop(self) -> None:
-        if not self._started:
-            return
-        self._started = False
+    def _tear_down(self) -> None:
         self._sessions.stop()
         self._materialized.stop()
         self._job_manager.stop()
-        self._pool.stop()
-        if self._log_handler is not None:
-            logging.getLogger("sparkgate").removeHandler(self._log_handler)
-            self._log_handler = None
         if self._owns_spark:
             from sparkgate.service.spark.engine import stop_spark
 
             stop_spark()
             self._spark = None
             self._owns_spark = False
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self._watch.stop()
+        self._tear_down()
+        self._pool.stop()
+        if self._log_handler is not None:
+            logging.getLogger("sparkgate").removeHandler(self._log_handler)
+            self._log_handler = None
         log.info("Gateway service stopped")
+
+    # -- engine health -----------------------------------------------------------
+    def health(self) -> GatewayHealth:
+        """Ready only while the engine is up (the readiness probe's answer)."""
+        return self._watch.health
+
+    def _engine_failure(self) -> str | None:
+        if not self._owns_spark:
+            return None  # an engine of the embedding application: its owner watches it
+        from sparkgate.service.spark.engine import engine_failure
+
+        return engine_failure()
+
+    def _recover_engine(self, cause: str) -> None:
+        """Replace a dead engine: its sessions are lost (with the cause), the rest restarts."""
+        for handle in self._sessions.handles():
+            self._lost[handle] = cause
+            while len(self._lost) > _LOST_SESSIONS_KEPT:
+                self._lost.popitem(last=False)
+        try:
+            self._tear_down()
+        except Exception:  # parts of a dead engine fail to stop; what matters is gone
+            log.debug("Tearing down after the engine's death", exc_info=True)
+            self._spark, self._owns_spark = None, False
+        self._owns_spark = True  # so a failed start is retried, not taken for adoption
+        self._spark = None
+        self._bring_up()
+
+    def _require_engine(self) -> None:
+        health = self._watch.health
+        if self._started and health.state in (EngineState.DOWN, EngineState.RESTARTING):
+            raise EngineUnavailableError(
+                f"The Spark engine is {health.state.value.lower()} ({health.cause}); retry shortly."
+            )
 
     def _warm_up(self) -> None:
         """Load what the first completion needs (a Spark job) before anyone asks."""
@@ -277,7 +339,16 @@ class SparkGatewayService:
         return self._catalogs
 
     def _session(self, handle: SessionHandle) -> Session:
-        return self._sessions.get(handle)
+        self._require_engine()
+        try:
+            return self._sessions.get(handle)
+        except SessionNotFoundError:
+            cause = self._lost.get(handle)
+            if cause is None:
+                raise
+            raise SessionNotFoundError(
+                f"Session '{handle}' was lost with the Spark engine ({cause}); open a new session."
+            ) from None
 
     def _operation(self, session: SessionHandle, operation: OperationHandle) -> Operation:
         return self._session(session).operations.get(operation)
@@ -310,6 +381,7 @@ class SparkGatewayService:
 
     # -- sessions --------------------------------------------------------------
     def open_session(self, environment: SessionEnvironment) -> SessionHandle:
+        self._require_engine()
         return self._sessions.open(environment).handle
 
     def close_session(self, session: SessionHandle) -> None:

@@ -35,6 +35,10 @@ __all__ = [
     "DEFAULT_FRESHNESS_CONTINUOUS",
     "DEFAULT_FRESHNESS_FULL",
     "DML_SYNC",
+    "ENGINE_CHECK_INTERVAL",
+    "ENGINE_RESTART_ATTEMPTS",
+    "ENGINE_RESTART_BACKOFF",
+    "ENGINE_RESTART_WINDOW",
     "FRESHNESS_THRESHOLD",
     "JOBSTORE_EXPIRATION_TIME",
     "JOBSTORE_MAX_CAPACITY",
@@ -121,6 +125,38 @@ DATA_DIR = path_option(
     "`stop-all` act on the gateways of this directory), logs, the job store (`jobs/`: "
     "SHOW JOBS history and job definitions, kept across restarts) and the checkpoints and "
     "savepoints of streaming jobs.",
+)
+
+ENGINE_CHECK_INTERVAL = duration_option(
+    "sql-gateway.engine.check-interval",
+    timedelta(seconds=1),
+    "How often the gateway checks that its Spark engine lives (the JVM process, then "
+    "its SparkContext). A death is reported at the readiness probe, to new work (REST "
+    "503 with Retry-After) and in the log, and a new engine is started.",
+    min_value=timedelta(milliseconds=100),
+)
+
+ENGINE_RESTART_ATTEMPTS = int_option(
+    "sql-gateway.engine.restart-attempts",
+    3,
+    "Engine starts after deaths allowed within `sql-gateway.engine.restart-window`; past "
+    "them the engine stays down (readiness keeps failing) until the gateway restarts. "
+    "0 never restarts the engine.",
+    min_value=0,
+)
+
+ENGINE_RESTART_WINDOW = duration_option(
+    "sql-gateway.engine.restart-window",
+    timedelta(minutes=10),
+    "The window `sql-gateway.engine.restart-attempts` counts in.",
+    min_value=timedelta(seconds=1),
+)
+
+ENGINE_RESTART_BACKOFF = duration_option(
+    "sql-gateway.engine.restart-backoff",
+    timedelta(seconds=1),
+    "Wait before a new engine starts after a death; doubled after each failed start, up to 60 s.",
+    min_value=timedelta(0),
 )
 
 STATEMENT_MAX_LENGTH = int_option(
@@ -351,6 +387,10 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
     STATEMENT_MAX_LENGTH,
+    ENGINE_CHECK_INTERVAL,
+    ENGINE_RESTART_ATTEMPTS,
+    ENGINE_RESTART_WINDOW,
+    ENGINE_RESTART_BACKOFF,
     OPERATION_LOG_ENABLED,
     RUNTIME_MODE,
     DML_SYNC,

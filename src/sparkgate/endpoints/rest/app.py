@@ -63,6 +63,12 @@ class ThreadRunner:
         return await anyio.to_thread.run_sync(fn, limiter=limiter)
 
 
+#: Probes for orchestrators (Kubernetes livenessProbe / readinessProbe), outside
+#: Flink's versioned API.
+LIVENESS_PATH = "/health/live"
+READINESS_PATH = "/health/ready"
+
+
 def _endpoint(
     route: RouteSpec,
     version: RestApiVersion,
@@ -132,6 +138,27 @@ def create_app(
         return json_response(openapi)
 
     routes.append(Route(OPENAPI_PATH, serve_openapi, methods=["GET"]))
+
+    async def live(request: Request) -> Response:
+        # The process serves HTTP: an orchestrator need not restart it, whatever the
+        # engine's state (the gateway heals a dead engine itself).
+        return json_response({"status": "UP"})
+
+    async def ready(request: Request) -> Response:
+        health = await anyio.to_thread.run_sync(service.health)
+        body: dict[str, Any] = {
+            "status": "UP" if health.ready else "DOWN",
+            "engine": health.state.value,
+            "restarts": health.restarts,
+        }
+        if health.cause is not None:
+            body["cause"] = health.cause
+        if health.ready:
+            return json_response(body)
+        return json_response(body, 503, headers={"Retry-After": "5"})
+
+    routes.append(Route(LIVENESS_PATH, live, methods=["GET"]))
+    routes.append(Route(READINESS_PATH, ready, methods=["GET"]))
     middleware = []
     if settings.cors_allowed_origins:
         middleware.append(

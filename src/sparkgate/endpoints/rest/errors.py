@@ -29,6 +29,7 @@ from starlette.responses import Response
 from sparkgate.api.errors import (
     CatalogError,
     ConfigurationError,
+    EngineUnavailableError,
     ExecutionError,
     FetchError,
     IllegalStateError,
@@ -119,6 +120,8 @@ def _status_for(exc: BaseException, action: str) -> int | None:
     """The 4xx/5xx for a known gateway error, or None for a failure (500 + chain)."""
     if isinstance(exc, (SessionNotFoundError, OperationNotFoundError)):
         return 404
+    if isinstance(exc, EngineUnavailableError):
+        return 503
     if isinstance(exc, SessionLimitError):
         # A capacity limit, not a fault: the same request succeeds once sessions close.
         return 503
@@ -142,7 +145,8 @@ def error_response(exc: BaseException, action: str) -> Response:
     status = _status_for(exc, action)
     if status is not None:
         log.debug("%s refused (%d): %s", action, status, exc)
-        headers = {"Retry-After": "5"} if status == 503 else None
+        retry = exc.retry_after_s if isinstance(exc, EngineUnavailableError) else 5
+        headers = {"Retry-After": str(retry)} if status == 503 else None
         return json_response(error_body(str(exc)), status, headers=headers)
     if isinstance(exc, ExecutionError):
         log.info("%s: statement failed: %s", action, exc.root_cause)

@@ -97,6 +97,10 @@ class SessionManager:
             raise SessionNotFoundError(f"Session '{handle}' does not exist.")
         self._close(session)
 
+    def handles(self) -> list[SessionHandle]:
+        with self._lock:
+            return list(self._sessions)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)

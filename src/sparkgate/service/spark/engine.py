@@ -54,6 +54,7 @@ __all__ = [
     "LOCAL_IP_ENV",
     "available_cores",
     "build_spark_conf",
+    "engine_failure",
     "is_running",
     "start_spark",
     "stop_spark",
@@ -129,6 +130,9 @@ class _Engine:
     # py4j gateway we launched; None when we adopted a JVM started elsewhere.
     gateway: Any
     data_dir: Path
+    # Where this JVM's output starts in spark-console.log and spark.log (its death notice).
+    console_offset: int = 0
+    log_offset: int = 0
 
 
 _lock = threading.Lock()
@@ -324,8 +328,10 @@ def start_spark(
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
         write_log4j_config(data_dir)
 
-        session, gateway = _launch(conf, data_dir / "log" / "spark-console.log")
-        _engine = _Engine(session=session, gateway=gateway, data_dir=data_dir)
+        console_log = data_dir / "log" / "spark-console.log"
+        offsets = [_size(console_log), _size(data_dir / "log" / "spark.log")]
+        session, gateway = _launch(conf, console_log)
+        _engine = _Engine(session, gateway, data_dir, *offsets)
         _log.info(
             "Spark %s started (master %s, Java %s, data dir %s)",
             session.version,
@@ -452,6 +458,84 @@ def _jvm_exited(gateway: Any) -> bool:
     return proc is not None and proc.poll() is not None
 
 
+# What a dying JVM prints that says why (SparkUncaughtExceptionHandler, the JVM itself).
+_EXIT_WAIT_S = 10.0
+# Spark's own exit codes (org.apache.spark.util.SparkExitCode).
+_SPARK_EXIT_CODES = {
+    50: "an uncaught exception",
+    52: "java.lang.OutOfMemoryError",
+    53: "no local directory could be created",
+}
+_DEATH_NOTICES = ("java.lang.OutOfMemoryError", "java.lang.StackOverflowError")
+
+
+def engine_failure() -> str | None:
+    """Why the running engine can no longer serve, or None while it can.
+
+    Cheap enough to poll every second: the JVM process's exit status, then one
+    py4j call asking whether the SparkContext was stopped.
+    """
+    engine = _engine
+    if engine is None:
+        return None
+    proc: subprocess.Popen[bytes] | None = getattr(engine.gateway, "proc", None)
+    if proc is not None and proc.poll() is not None:
+        return _exit_cause(engine, proc.returncode)
+    try:
+        stopped = bool(engine.session.sparkContext._jsc.sc().isStopped())
+    except Exception as exc:  # the JVM does not answer: it may be on its way out
+        cause = f"engine unreachable: {type(exc).__name__}: {exc}"
+    else:
+        if not stopped:
+            return None
+        cause = "SparkContext stopped"
+    # A JVM exiting (System.exit, an OutOfMemoryError) stops the SparkContext in its
+    # shutdown hook first: its exit status says more.
+    if proc is not None:
+        try:
+            return _exit_cause(engine, proc.wait(timeout=_EXIT_WAIT_S))
+        except subprocess.TimeoutExpired:
+            pass
+    return cause
+
+
+def _exit_cause(engine: _Engine, code: int) -> str:
+    notice = _death_notice(engine) or _SPARK_EXIT_CODES.get(code)
+    how = f"engine JVM exited with {code}" if code >= 0 else f"engine JVM killed by signal {-code}"
+    return f"{how}: {notice}" if notice else how
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _death_notice(engine: _Engine) -> str | None:
+    logs = engine.data_dir / "log"
+    for path, offset in (
+        (logs / "spark-console.log", engine.console_offset),
+        (logs / "spark.log", engine.log_offset),
+    ):
+        for line in _tail(path, offset, max_lines=2000).splitlines():
+            for notice in _DEATH_NOTICES:
+                if notice in line:
+                    return line[line.index(notice) :].strip()
+    return None
+
+
+def _forget_pyspark_state() -> None:
+    """PySpark's class-level handles of a SparkContext whose JVM died, so that a new
+    one can start in this process."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    with SparkContext._lock:
+        SparkContext._active_spark_context = None
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+
+
 def stop_spark() -> None:
     """Stop Spark and its JVM; a no-op when Spark is not running."""
     global _engine
@@ -465,6 +549,7 @@ def stop_spark() -> None:
             if not _jvm_exited(engine.gateway):
                 raise
             _log.warning("Spark's JVM had already exited; see %s", engine.data_dir / "log")
+            _forget_pyspark_state()
         finally:
             if engine.gateway is not None:
                 _shutdown_jvm(engine.gateway)

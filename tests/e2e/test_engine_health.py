@@ -1,0 +1,191 @@
+"""An engine death is seen, reported truthfully and healed, while the gateway lives.
+
+Each test runs a real gateway, kills its Spark engine one way (SIGKILL of the
+JVM, an OutOfMemoryError in a small heap, ``System.exit`` through reflection
+allowed for the test) and watches what a client and an orchestrator see:
+readiness drops, new sessions get 503 with Retry-After (never a 500), the
+process stays up, a new engine serves, and an old session says it was lost.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from tests.processes import foreground_gateway, free_port
+
+ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
+_GUARD_S = 300  # a hang guard, not a timing claim
+
+
+@contextmanager
+def gateway(tmp_path: Path, *extra: str) -> Iterator[tuple[httpx.Client, Any]]:
+    port = free_port()
+    options = [
+        f"-Dsql-gateway.data-dir={tmp_path / 'data'}",
+        f"-Dsql-gateway.endpoint.rest.port={port}",
+        "-Dsql-gateway.endpoint.type=rest",
+        "-Dspark.master=local[2]",
+        "-Dspark.ui.enabled=false",
+        *extra,
+    ]
+    with (
+        foreground_gateway(options, port=port, cwd=tmp_path, env=ENV, timeout=300) as (url, proc),
+        httpx.Client(base_url=url, timeout=120) as http,
+    ):
+        yield http, proc
+
+
+def engine_jvm(proc: Any) -> psutil.Process:
+    jvms = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() == "java"]
+    assert len(jvms) == 1, jvms
+    return jvms[0]
+
+
+def open_session(http: httpx.Client) -> httpx.Response:
+    return http.post("/v4/sessions", json={})
+
+
+def run(http: httpx.Client, session: str, statement: str) -> tuple[httpx.Response, list[Any]]:
+    """The last answer (an error, or EOS) and the rows read on the way."""
+    submitted = http.post(f"/v4/sessions/{session}/statements", json={"statement": statement})
+    if submitted.status_code != 200:
+        return submitted, []
+    op = submitted.json()["operationHandle"]
+    uri: str | None = f"/v4/sessions/{session}/operations/{op}/result/0"
+    rows: list[Any] = []
+    while True:
+        assert uri is not None
+        page = http.get(uri)
+        if page.status_code != 200:
+            return page, rows
+        body = page.json()
+        rows.extend(row["fields"] for row in body.get("results", {}).get("data", []))
+        uri = body.get("nextResultUri")
+        if uri is None:
+            return page, rows
+
+
+def wait_until(predicate: Any, what: str) -> None:
+    deadline = time.monotonic() + _GUARD_S
+    while not predicate():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.2)
+
+
+def see_it_die_and_heal(
+    http: httpx.Client, proc: Any, old_session: str, kill: Any, cause: str
+) -> None:
+    old_jvm = engine_jvm(proc)
+    kill()
+    refused: list[httpx.Response] = []
+
+    def down() -> bool:
+        ready = http.get("/health/ready")
+        if ready.status_code == 503:
+            refused.append(ready)
+            return True
+        return False
+
+    wait_until(down, "readiness reports the engine down")
+    assert cause in refused[0].json()["cause"], refused[0].json()
+    assert refused[0].headers["retry-after"]
+    # While the engine is down or restarting, new work is 503 with Retry-After: never 500.
+    answers = []
+    while http.get("/health/ready").status_code != 200:
+        answer = open_session(http)
+        answers.append(answer.status_code)
+        assert answer.status_code in (200, 503), answer.text
+        if answer.status_code == 503:
+            assert answer.headers["retry-after"] and "engine" in answer.json()["errors"][0]
+        time.sleep(0.5)
+    assert 503 in answers
+    assert proc.poll() is None, "the gateway process stays up"
+    assert http.get("/health/live").status_code == 200
+    health = http.get("/health/ready").json()
+    assert health["status"] == "UP" and health["restarts"] == 1
+    assert not old_jvm.is_running() and engine_jvm(proc).pid != old_jvm.pid
+    # A new session is served by the new engine.
+    session = open_session(http).json()["sessionHandle"]
+    page, rows = run(http, session, "SELECT 41 + 1 AS answer")
+    assert page.status_code == 200 and rows == [[42]]
+    # An old session says what happened to it.
+    lost, _ = run(http, old_session, "SELECT 1")
+    assert lost.status_code == 404
+    assert "lost with the Spark engine" in lost.text and cause in lost.text
+
+
+def gateway_status(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparkgate.cli",
+            "gateway",
+            "status",
+            f"-Dsql-gateway.data-dir={tmp_path / 'data'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+
+
+def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
+    with gateway(tmp_path) as (http, proc):
+        status = gateway_status(tmp_path)
+        assert status.returncode == 0 and ": ready" in status.stdout, status.stdout
+        session = open_session(http).json()["sessionHandle"]
+        created, _ = run(http, session, "CREATE TEMPORARY VIEW v AS SELECT 1 AS x")
+        assert created.status_code == 200
+        jvm = engine_jvm(proc)
+        see_it_die_and_heal(
+            http, proc, session, lambda: os.kill(jvm.pid, signal.SIGKILL), "signal 9"
+        )
+        status = gateway_status(tmp_path)
+        assert status.returncode == 0, status.stdout
+        assert "ready" in status.stdout and "engine restarts: 1" in status.stdout
+
+
+def test_an_engine_out_of_memory_is_replaced(tmp_path: Path) -> None:
+    with gateway(tmp_path, "-Dspark.driver.memory=512m") as (http, proc):
+        session = open_session(http).json()["sessionHandle"]
+        victim = open_session(http).json()["sessionHandle"]
+
+        def exhaust() -> None:
+            # One group holding a 2 GB array in a 512 MB heap.
+            http.post(
+                f"/v4/sessions/{victim}/statements",
+                json={
+                    "statement": "SELECT size(collect_list(repeat('x', 1000))) "
+                    "FROM range(0, 2000000, 1, 1)"
+                },
+            )
+
+        see_it_die_and_heal(http, proc, session, exhaust, "OutOfMemoryError")
+
+
+def test_system_exit_through_allowed_reflection_is_replaced(tmp_path: Path) -> None:
+    allow = "-Dsql-gateway.security.allowed-host-statements=reflection"
+    with gateway(tmp_path, allow) as (http, proc):
+        session = open_session(http).json()["sessionHandle"]
+        victim = open_session(http).json()["sessionHandle"]
+
+        def exit_three() -> None:
+            http.post(
+                f"/v4/sessions/{victim}/statements",
+                json={"statement": "SELECT reflect('java.lang.System', 'exit', 3)"},
+            )
+
+        see_it_die_and_heal(http, proc, session, exit_three, "exited with 3")
