@@ -77,6 +77,7 @@ from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
+from sparkgate.service.spark.pools import add_pool
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
@@ -319,12 +320,18 @@ class SparkGatewayService:
         allowed = self._host_statements
         if "reflection" not in allowed:
             remove_reflection(spark)
+        add_pool(
+            spark.sparkContext,
+            f"session-{handle.identifier.hex[:12]}",
+            self.config.get(options.SESSION_POOL_WEIGHT),
+            self.config.get(options.SESSION_POOL_MIN_SHARE),
+        )
         session = Session(
             handle,
             environment,
             spark,
             defaults,
-            OperationManager(self._pool),
+            OperationManager(self._pool, self.config.get(options.SESSION_MAX_RUNNING)),
             limits,
             jobs=self._job_manager,
             host_statements=allowed,

@@ -59,6 +59,9 @@ __all__ = [
     "SESSION_CHECK_INTERVAL",
     "SESSION_IDLE_TIMEOUT",
     "SESSION_MAX_NUM",
+    "SESSION_MAX_RUNNING",
+    "SESSION_POOL_MIN_SHARE",
+    "SESSION_POOL_WEIGHT",
     "STATEMENT_MAX_LENGTH",
     "STATE_TTL",
     "WORKER_KEEPALIVE_TIME",
@@ -157,6 +160,32 @@ ENGINE_RESTART_BACKOFF = duration_option(
     timedelta(seconds=1),
     "Wait before a new engine starts after a death; doubled after each failed start, up to 60 s.",
     min_value=timedelta(0),
+)
+
+SESSION_POOL_WEIGHT = int_option(
+    "sql-gateway.session.scheduler-pool.weight",
+    1,
+    "Weight of the FAIR scheduler pool each session gets (Spark runs in FAIR mode unless "
+    "`spark.scheduler.mode` says otherwise): sessions share Spark's cores in proportion. "
+    "A session may run in another pool, e.g. one of `spark.scheduler.allocation.file`, "
+    "with `SET 'sql-gateway.session.scheduler.pool' = '<name>'` (or Spark Thrift server's "
+    "`spark.sql.thriftserver.scheduler.pool`).",
+    min_value=1,
+)
+
+SESSION_POOL_MIN_SHARE = int_option(
+    "sql-gateway.session.scheduler-pool.min-share",
+    0,
+    "Cores each session's FAIR pool is given before weights count (Spark's minShare).",
+    min_value=0,
+)
+
+SESSION_MAX_RUNNING = int_option(
+    "sql-gateway.session.max-running-statements",
+    16,
+    "Statements one session may have running (submitted, not yet finished) at once; "
+    "another is refused (REST 503 with Retry-After) until one ends.",
+    min_value=1,
 )
 
 STATEMENT_MAX_LENGTH = int_option(
@@ -387,6 +416,9 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
     STATEMENT_MAX_LENGTH,
+    SESSION_POOL_WEIGHT,
+    SESSION_POOL_MIN_SHARE,
+    SESSION_MAX_RUNNING,
     ENGINE_CHECK_INTERVAL,
     ENGINE_RESTART_ATTEMPTS,
     ENGINE_RESTART_WINDOW,

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 
-from sparkgate.api.errors import OperationNotFoundError
+from sparkgate.api.errors import OperationNotFoundError, SessionLimitError
 from sparkgate.api.handles import OperationHandle
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.pool import WorkerPool
@@ -17,13 +17,23 @@ log = logging.getLogger(__name__)
 
 
 class OperationManager:
-    def __init__(self, pool: WorkerPool) -> None:
+    def __init__(self, pool: WorkerPool, max_running: int | None = None) -> None:
         self._pool = pool
+        self._max_running = max_running
         self._operations: dict[OperationHandle, Operation] = {}
         self._lock = threading.Lock()
         self._closed = False
 
     def submit(self, operation: Operation) -> OperationHandle:
+        if self._max_running is not None:
+            with self._lock:
+                running = sum(1 for op in self._operations.values() if op.busy)
+            if running >= self._max_running:
+                raise SessionLimitError(
+                    f"The session already runs {running} statements, the most "
+                    "sql-gateway.session.max-running-statements allows; wait for one to "
+                    "end, or cancel one."
+                )
         self._register(operation)
         operation.submit(self._pool.submit)
         return operation.handle

@@ -111,6 +111,11 @@ class Operation:
         return self._status
 
     @property
+    def busy(self) -> bool:
+        """Still working: not ended, or FINISHED while its result streams from Spark."""
+        return not self._status.is_terminal or self._producing
+
+    @property
     def error(self) -> BaseException | None:
         return self._error
 

@@ -29,6 +29,7 @@ from sparkgate.service.session.context import SessionContext
 from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
+from sparkgate.service.spark.pools import remove_pool
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
 
 log = logging.getLogger(__name__)
+
+#: Session properties choosing the session's scheduler pool: the gateway's, then the one
+#: Spark's Thrift server reads.
+POOL_KEYS = ("sql-gateway.session.scheduler.pool", "spark.sql.thriftserver.scheduler.pool")
 
 # The gateway's typed options a session may set: their values are checked.
 _TYPED_OPTIONS: dict[str, ConfigOption[Any]] = {o.key: o for o in SERVICE_OPTIONS}
@@ -80,6 +85,8 @@ class Session:
         self.result_limits = result_limits or ResultLimits()
         #: Kinds of host-touching Spark SQL this session may run (host_access).
         self.host_statements = frozenset(host_statements)
+        #: The FAIR scheduler pool made for this session (pools.py).
+        self.own_pool = f"session-{handle.identifier.hex[:12]}"
         self.created = time.time()
         self.last_access = time.monotonic()
         self.context = SessionContext(jobs, defaults=dict(defaults), jars=list(environment.jars))
@@ -242,9 +249,18 @@ class Session:
     def interrupt(self, operation: Operation) -> None:
         cancel_tag(self.spark.sparkContext, operation.job_tag)
 
+    def scheduler_pool(self) -> str:
+        """The FAIR scheduler pool this session's jobs run in: its own unless set."""
+        for key in POOL_KEYS:
+            chosen = self.get(key)
+            if chosen:
+                return chosen
+        return self.own_pool
+
     def close(self) -> None:
         self.operations.close_all()
         self.resources.remove()
+        remove_pool(self.spark.sparkContext, self.own_pool)
 
 
 @contextlib.contextmanager
@@ -252,6 +268,11 @@ def _scope(session: Session, operation: Operation, config: Mapping[str, str]) ->
     with (
         operation_context(operation),
         session.statement_config(config),
-        job_scope(session.spark.sparkContext, operation.job_tag, operation.statement),
+        job_scope(
+            session.spark.sparkContext,
+            operation.job_tag,
+            operation.statement,
+            session.scheduler_pool(),
+        ),
     ):
         yield

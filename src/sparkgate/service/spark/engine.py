@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -215,6 +216,9 @@ def build_spark_conf(
         "spark.hadoop.hive.downloaded.resources.dir": str(data_dir / "tmp" / "hive-resources"),
         "spark.hadoop.hive.exec.local.scratchdir": str(data_dir / "tmp" / "hive-scratch"),
         "spark.driver.memory": "2g",
+        # Sessions share the cores (a pool each) instead of queueing behind a long
+        # scan; see service/spark/pools.py.
+        "spark.scheduler.mode": "FAIR",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # The gateway reports progress itself; the console bar would garble the terminal.
         "spark.ui.showConsoleProgress": "false",
@@ -229,6 +233,12 @@ def build_spark_conf(
         ),
     }
     conf.update(spark_conf)
+    if "spark.driver.maxResultSize" not in spark_conf:
+        # An oversized collect fails its statement ("bigger than
+        # spark.driver.maxResultSize") instead of exhausting the driver: a quarter of it.
+        heap = _memory_bytes(conf["spark.driver.memory"])
+        if heap is not None:
+            conf["spark.driver.maxResultSize"] = f"{max(heap // 4 >> 20, 1)}m"
     local = local_cores(conf["spark.master"], cores or available_cores())
     if local is not None and "spark.sql.shuffle.partitions" not in spark_conf:
         conf["spark.sql.shuffle.partitions"] = str(local)
@@ -242,6 +252,19 @@ def build_spark_conf(
     added = [_java_option(k, v) for k, v in ours.items() if f"-D{k}=" not in user_options]
     conf[_EXTRA_JAVA_OPTIONS] = " ".join([user_options.strip(), *added]).strip()
     return conf
+
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def _memory_bytes(text: str) -> int | None:
+    """A JVM memory size (``2g``, ``512m``, ``1024``: MiB as Spark reads the driver's) in
+    bytes; None if it is not one."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", text.lower())
+    if match is None:
+        return None
+    number, unit = int(match.group(1)), match.group(2)
+    return number * (_UNITS[unit] if unit else 1 << 20)
 
 
 def ui_url() -> str | None:

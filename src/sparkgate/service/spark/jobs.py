@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
+from sparkgate.service.spark.pools import POOL_PROPERTY
 from sparkgate.sql.secrets import masked_statement
 
 if TYPE_CHECKING:
@@ -29,9 +30,13 @@ _DESCRIPTION_LIMIT = 4000
 
 
 @contextlib.contextmanager
-def job_scope(sc: SparkContext, tag: str, description: str | None) -> Iterator[None]:
-    """Tag (and describe, for Spark's UI) the jobs this thread starts."""
+def job_scope(
+    sc: SparkContext, tag: str, description: str | None, pool: str | None = None
+) -> Iterator[None]:
+    """Tag (and describe, for Spark's UI) the jobs this thread starts, in ``pool``."""
     sc.addJobTag(tag)
+    if pool is not None:
+        sc.setLocalProperty(POOL_PROPERTY, pool)
     if description:
         sc.setJobDescription(masked_statement(description)[:_DESCRIPTION_LIMIT])
     try:
@@ -40,6 +45,8 @@ def job_scope(sc: SparkContext, tag: str, description: str | None) -> Iterator[N
         _log_jobs(sc, tag)
         sc.removeJobTag(tag)
         sc.setJobDescription(None)  # type: ignore[arg-type]
+        if pool is not None:
+            sc.setLocalProperty(POOL_PROPERTY, None)  # type: ignore[arg-type]
 
 
 def _log_jobs(sc: SparkContext, tag: str) -> None:
