@@ -83,6 +83,7 @@ from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
+from sparkgate.sql.secrets import masked_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -395,7 +396,8 @@ class SparkGatewayService:
         self._sessions.close(session)
 
     def get_session_config(self, session: SessionHandle) -> dict[str, str]:
-        return self._session(session).config()
+        """The session's properties, secret values masked (as Spark's UI masks them)."""
+        return masked_options(self._session(session).config())
 
     def get_session_endpoint_version(self, session: SessionHandle) -> EndpointVersion | None:
         return self._session(session).environment.endpoint_version

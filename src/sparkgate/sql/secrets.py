@@ -3,6 +3,7 @@ statement text (Flink's sensitive keys, shown as ``******``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from sparkgate.sql.lexer import TokenKind, tokenize, unquote
@@ -24,12 +25,15 @@ SENSITIVE_KEYS = (
     "http-headers",
 )
 HIDDEN = "******"
+# Spark's default spark.redaction.regex, which its UI and logs mask by.
+_SPARK_REDACTION = re.compile(r"(?i)secret|password|token|access[.]?key")
 
 
 def is_sensitive(key: str) -> bool:
-    """Whether the value of option ``key`` must never be shown."""
+    """Whether the value of option ``key`` must never be shown (Flink's sensitive keys
+    and Spark's redaction pattern, e.g. ``spark.hadoop.fs.s3a.secret.key``)."""
     lowered = key.lower()
-    return any(word in lowered for word in SENSITIVE_KEYS)
+    return any(word in lowered for word in SENSITIVE_KEYS) or bool(_SPARK_REDACTION.search(key))
 
 
 def masked_options(options: Mapping[str, str]) -> dict[str, str]:

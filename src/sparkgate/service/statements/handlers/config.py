@@ -15,6 +15,7 @@ from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Reset, Set, ShowConfig
 from sparkgate.service.statements.results import ok_result, table_result
 from sparkgate.service.streaming.strategy import check_option
+from sparkgate.sql.secrets import HIDDEN, is_sensitive, masked_options
 
 __all__ = ["reset", "set_option", "show_config"]
 
@@ -31,9 +32,11 @@ def show_config(context: StatementContext, statement: ShowConfig) -> Execution:
     session = context.session
     config = session.config()
     if statement.key is not None:
-        rows = [[statement.key, _effective_value(session, statement.key, config)]]
+        value = _effective_value(session, statement.key, config)
+        rows = [[statement.key, HIDDEN if is_sensitive(statement.key) else value]]
     else:
-        rows = [[key, config[key]] for key in sorted(config)]
+        shown = masked_options(config)
+        rows = [[key, shown[key]] for key in sorted(shown)]
     return table_result(["key", "value"], rows)
 
 
