@@ -99,6 +99,8 @@ class HiveServer2Endpoint:
                     allow_nosasl=settings.authentication is not AuthMode.PLAIN,
                     max_connections=settings.worker_threads,
                     max_message_size=settings.max_message_size,
+                    handshake_timeout=settings.handshake_timeout,
+                    max_per_address=settings.max_connections_per_address,
                 )
                 self._binary.start()
                 log.info("HiveServer2 binary transport listening on %s", self.binary_address)

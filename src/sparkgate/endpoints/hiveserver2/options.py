@@ -176,6 +176,22 @@ MAX_MESSAGE_SIZE = memory_option(
     "connection (HTTP: status 413).",
 )
 
+HANDSHAKE_TIMEOUT = duration_option(
+    "handshake-timeout",
+    timedelta(seconds=20),
+    "A binary connection that has not sent its first Thrift message or finished its "
+    "SASL handshake in this time is closed. Connections hold a worker thread only "
+    "after their handshake, so idle raw connections cannot starve real clients.",
+    min_value=timedelta(milliseconds=100),
+)
+MAX_CONNECTIONS_PER_ADDRESS = int_option(
+    "max-connections-per-address",
+    1000,
+    "The most binary connections one client address may hold open at once (those "
+    "still handshaking included); more are closed at once. 0: no limit.",
+    min_value=0,
+)
+
 HIVESERVER2_OPTIONS: tuple[ConfigOption[Any], ...] = (
     HOST,
     BIND_ADDRESS,
@@ -190,6 +206,8 @@ HIVESERVER2_OPTIONS: tuple[ConfigOption[Any], ...] = (
     FETCH_MAX_ROWS,
     FETCH_FIRST_MAX_ROWS,
     MAX_MESSAGE_SIZE,
+    HANDSHAKE_TIMEOUT,
+    MAX_CONNECTIONS_PER_ADDRESS,
 )
 
 
@@ -209,6 +227,8 @@ class HiveServer2Settings:
     fetch_max_rows: int = 100_000
     fetch_first_max_rows: int = 100_000
     max_message_size: int = 100 * 1024 * 1024
+    handshake_timeout: float = 20.0
+    max_connections_per_address: int = 1000
 
     @property
     def serves_binary(self) -> bool:
@@ -234,4 +254,6 @@ class HiveServer2Settings:
             fetch_max_rows=config.get(FETCH_MAX_ROWS),
             fetch_first_max_rows=config.get(FETCH_FIRST_MAX_ROWS),
             max_message_size=config.get(MAX_MESSAGE_SIZE),
+            handshake_timeout=config.get(HANDSHAKE_TIMEOUT).total_seconds(),
+            max_connections_per_address=config.get(MAX_CONNECTIONS_PER_ADDRESS),
         )

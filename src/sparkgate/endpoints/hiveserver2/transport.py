@@ -1,7 +1,11 @@
 """The binary transport: Thrift over TCP, SASL PLAIN and NOSASL on one port.
 
 Each connection gets a thread (as HiveServer2's ``TThreadPoolServer``), up to
-``worker-threads`` at once; more connections wait for a free slot. The first
+``worker-threads`` at once once its handshake is done; more connections wait
+for a free slot. A connection must send its first message (and finish SASL)
+within ``handshake-timeout``, and one address may hold at most
+``max-connections-per-address`` connections, so connections that never send a
+byte are closed and never take a worker from a real client. The first
 byte tells the kinds apart: ``0x01`` is a SASL ``START`` frame, ``0x80`` an
 unframed binary-protocol message (NOSASL, as PyHive and impyla send it), and
 ``0x00`` a framed one (the high byte of a 4-byte frame length). When the
@@ -45,6 +49,8 @@ class BinaryServer:
         allow_nosasl: bool,
         max_connections: int,
         max_message_size: int,
+        handshake_timeout: float = 20.0,
+        max_per_address: int = 0,
     ) -> None:
         self.host = host
         self.port = port
@@ -53,6 +59,9 @@ class BinaryServer:
         self._allow_nosasl = allow_nosasl
         self._slots = threading.BoundedSemaphore(max_connections)
         self._max_message = max_message_size
+        self._handshake_timeout = handshake_timeout
+        self._max_per_address = max_per_address
+        self._per_address: dict[str, int] = {}
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
@@ -92,13 +101,22 @@ class BinaryServer:
                 conn, peer = listener.accept()
             except OSError:
                 break
-            self._slots.acquire()
             if self._stopping.is_set():
-                self._slots.release()
                 conn.close()
                 break
+            address = str(peer[0])
             with self._lock:
-                self._connections.add(conn)
+                held = self._per_address.get(address, 0)
+                if self._max_per_address and held >= self._max_per_address:
+                    refused = True
+                else:
+                    refused = False
+                    self._per_address[address] = held + 1
+                    self._connections.add(conn)
+            if refused:
+                log.debug("HiveServer2: %s holds %d connections already; closed", address, held)
+                conn.close()
+                continue
             threading.Thread(
                 target=self._handle,
                 args=(conn, peer),
@@ -107,13 +125,27 @@ class BinaryServer:
             ).start()
 
     def _handle(self, conn: socket.socket, peer: Any) -> None:
+        slot = False
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            first = conn.recv(1, socket.MSG_PEEK)
-            if not first:
+            conn.settimeout(self._handshake_timeout)
+            try:
+                first = conn.recv(1, socket.MSG_PEEK)
+                if not first:
+                    return
+                protocol, user = self._open(conn, first[0], peer)
+                if protocol is None:
+                    return
+                # The first message must come in time too (it is the client's OpenSession).
+                if not conn.recv(1, socket.MSG_PEEK):
+                    return
+            except TimeoutError:
+                log.debug("HiveServer2 connection from %s: no handshake in time; closed", peer)
                 return
-            protocol, user = self._open(conn, first[0], peer)
-            if protocol is None:
+            conn.settimeout(None)
+            self._slots.acquire()
+            slot = True
+            if self._stopping.is_set():
                 return
             self._serve(protocol, user)
         except AuthenticationError as exc:
@@ -123,12 +155,19 @@ class BinaryServer:
         except Exception:
             log.exception("HiveServer2 connection from %s failed", peer)
         finally:
+            address = str(peer[0])
             with self._lock:
                 self._connections.discard(conn)
+                left = self._per_address.get(address, 1) - 1
+                if left > 0:
+                    self._per_address[address] = left
+                else:
+                    self._per_address.pop(address, None)
             try:
                 conn.close()
             finally:
-                self._slots.release()
+                if slot:
+                    self._slots.release()
 
     def _open(self, conn: socket.socket, first: int, peer: Any) -> tuple[Any, str | None]:
         sock = TSocket.TSocket()
