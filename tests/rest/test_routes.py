@@ -194,4 +194,5 @@ def test_entry_point_registers_the_factory() -> None:
         "fetch-timeout",
         "max-body-size",
         "fetch-max-rows",
+        "cors.allowed-origins",
     ]

@@ -50,9 +50,11 @@ def unique_name(prefix: str) -> str:
 
 
 @contextlib.contextmanager
-def service_on(spark: SparkSession, data_dir: Path) -> Iterator[SparkGatewayService]:
+def service_on(
+    spark: SparkSession, data_dir: Path, **options: str
+) -> Iterator[SparkGatewayService]:
     """A gateway service on its own data dir, stopped on exit (a restart is a second one)."""
-    service = make_service(spark, **{"sql-gateway.data-dir": str(data_dir)})
+    service = make_service(spark, **{"sql-gateway.data-dir": str(data_dir), **options})
     try:
         yield service
     finally:

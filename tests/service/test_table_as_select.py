@@ -32,6 +32,7 @@ FAILING = (
     "SELECT id, CASE WHEN id = 3999 THEN raise_error('boom at 3999') ELSE id * 2 END AS v "
     "FROM range(0, 4000, 1, 4)"
 )
+ALLOW_REFLECTION = "sql-gateway.security.allowed-host-statements"
 # Runs until stopped: 2,000 tasks of 0.2 s each.
 ENDLESS = (
     "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(20 AS BIGINT)) AS slept "
@@ -288,7 +289,8 @@ def test_a_ctas_the_gateway_died_under_is_cleaned_up_at_start(
     data_dir = tmp_path / "data"
     name = unique_name("crash")
     location = tmp_path / "db"
-    with service_on(spark, data_dir) as service:
+    # ENDLESS sleeps in its tasks with reflect(), off by default.
+    with service_on(spark, data_dir, **{ALLOW_REFLECTION: "reflection"}) as service:
         handle = service.open_session(SessionEnvironment(session_name="crash"))
         run(service, handle, f"CREATE DATABASE {name} LOCATION '{location}'")
         job_id = run(
