@@ -272,9 +272,8 @@ class SparkGatewayService:
             self._tear_down()
         except Exception:  # parts of a dead engine fail to stop; what matters is gone
             log.debug("Tearing down after the engine's death", exc_info=True)
-            self._spark, self._owns_spark = None, False
-        self._owns_spark = True  # so a failed start is retried, not taken for adoption
-        self._spark = None
+        self._spark = None  # a new engine is started, never the dead one adopted
+        self._owns_spark = True
         self._bring_up()
 
     def _require_engine(self) -> None:
@@ -321,12 +320,6 @@ class SparkGatewayService:
         allowed = self._host_statements
         if "reflection" not in allowed:
             remove_reflection(spark)
-        add_pool(
-            spark.sparkContext,
-            f"session-{handle.identifier.hex[:12]}",
-            self.config.get(options.SESSION_POOL_WEIGHT),
-            self.config.get(options.SESSION_POOL_MIN_SHARE),
-        )
         session = Session(
             handle,
             environment,
@@ -339,6 +332,12 @@ class SparkGatewayService:
         )
         session.context.catalogs = self._catalogs
         session.context.materialized = self._materialized
+        add_pool(
+            spark.sparkContext,
+            session.own_pool,
+            self.config.get(options.SESSION_POOL_WEIGHT),
+            self.config.get(options.SESSION_POOL_MIN_SHARE),
+        )
         return session
 
     @property

@@ -267,16 +267,12 @@ class Operation:
 
     def _keep_interrupting(self) -> None:
         deadline = time.monotonic() + _INTERRUPT_FOR_S
-        with self._cond:
-            while self._running and time.monotonic() < deadline:
-                self._cond.wait(_INTERRUPT_EVERY_S)
-                if self._running:
-                    self._cond.release()
-                    try:
-                        if not self._interrupted():
-                            return
-                    finally:
-                        self._cond.acquire()
+        while time.monotonic() < deadline:
+            with self._cond:
+                if self._cond.wait_for(lambda: not self._running, _INTERRUPT_EVERY_S):
+                    return
+            if not self._interrupted():
+                return
 
     def wait_done(self, timeout: float | None = None) -> bool:
         """Wait until no work is left (terminal status and producer stopped)."""
