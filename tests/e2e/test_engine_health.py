@@ -4,12 +4,15 @@ Each test runs a real gateway, kills its Spark engine one way (SIGKILL of the
 JVM, an OutOfMemoryError in a small heap, ``System.exit`` through reflection
 allowed for the test) and watches what a client and an orchestrator see:
 readiness drops, new sessions get 503 with Retry-After (never a 500), the
-process stays up, a new engine serves, and an old session says it was lost.
+process stays up, a new engine serves, and an old session goes on where it was
+(its properties, database, temporary view and temporary connector table made
+again), or, when its state cannot be made again, says it was lost and why.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +24,8 @@ from typing import Any
 
 import httpx
 import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from tests.processes import foreground_gateway, free_port
 
@@ -83,9 +88,40 @@ def wait_until(predicate: Any, what: str) -> None:
         time.sleep(0.2)
 
 
+# What an old session makes before the death, and must find after it.
+_STATE = (
+    "CREATE DATABASE IF NOT EXISTS healed",
+    "USE healed",
+    "SET 'spark.sql.shuffle.partitions' = '3'",
+    "CREATE TEMPORARY VIEW v AS SELECT 1 AS x",
+    "CREATE TEMPORARY VIEW w AS SELECT x + 1 AS y FROM v",
+    "CREATE TEMPORARY TABLE gen (id BIGINT) WITH ('connector' = 'datagen', "
+    "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '5')",
+)
+
+
+def make_state(http: httpx.Client, session: str) -> None:
+    for statement in _STATE:
+        page, _ = run(http, session, statement)
+        assert page.status_code == 200, (statement, page.text)
+
+
+def assert_state(http: httpx.Client, session: str) -> None:
+    for statement, expected in (
+        ("SELECT current_database()", [["healed"]]),
+        ("SELECT * FROM w", [[2]]),
+        ("SELECT count(*) FROM gen", [[5]]),
+        ("SET 'spark.sql.shuffle.partitions'", [["spark.sql.shuffle.partitions", "3"]]),
+    ):
+        page, rows = run(http, session, statement)
+        assert page.status_code == 200, (statement, page.text)
+        assert rows == expected, (statement, rows)
+
+
 def see_it_die_and_heal(
     http: httpx.Client, proc: Any, old_session: str, kill: Any, cause: str
 ) -> None:
+    make_state(http, old_session)
     old_jvm = engine_jvm(proc)
     kill()
     refused: list[httpx.Response] = []
@@ -119,10 +155,8 @@ def see_it_die_and_heal(
     session = open_session(http).json()["sessionHandle"]
     page, rows = run(http, session, "SELECT 41 + 1 AS answer")
     assert page.status_code == 200 and rows == [[42]]
-    # An old session says what happened to it.
-    lost, _ = run(http, old_session, "SELECT 1")
-    assert lost.status_code == 404
-    assert "lost with the Spark engine" in lost.text and cause in lost.text
+    # An old session goes on where it was, on the new engine.
+    assert_state(http, old_session)
 
 
 def gateway_status(tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -147,12 +181,26 @@ def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
         status = gateway_status(tmp_path)
         assert status.returncode == 0 and ": ready" in status.stdout, status.stdout
         session = open_session(http).json()["sessionHandle"]
-        created, _ = run(http, session, "CREATE TEMPORARY VIEW v AS SELECT 1 AS x")
-        assert created.status_code == 200
-        jvm = engine_jvm(proc)
-        see_it_die_and_heal(
-            http, proc, session, lambda: os.kill(jvm.pid, signal.SIGKILL), "signal 9"
+        # A session whose temporary view reads files that are gone by the death.
+        files = tmp_path / "files"
+        files.mkdir()
+        pq.write_table(pa.table({"x": [1]}), files / "part-0.parquet")
+        doomed = open_session(http).json()["sessionHandle"]
+        page, _ = run(
+            http, doomed, f"CREATE TEMPORARY VIEW f USING parquet OPTIONS (path '{files}')"
         )
+        assert page.status_code == 200, page.text
+        jvm = engine_jvm(proc)
+
+        def kill() -> None:
+            shutil.rmtree(files)
+            os.kill(jvm.pid, signal.SIGKILL)
+
+        see_it_die_and_heal(http, proc, session, kill, "signal 9")
+        lost, _ = run(http, doomed, "SELECT * FROM f")
+        assert lost.status_code == 404
+        assert "lost with the Spark engine" in lost.text and "signal 9" in lost.text
+        assert "CREATE TEMPORARY VIEW f" in lost.text, lost.text
         status = gateway_status(tmp_path)
         assert status.returncode == 0, status.stdout
         assert "ready" in status.stdout and "engine restarts: 1" in status.stdout

@@ -7,6 +7,7 @@ session manager, and (when it started it) the SparkContext; ``start`` and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -32,6 +33,8 @@ from sparkgate.api.catalog import (
 from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
     EngineUnavailableError,
+    ExecutionError,
+    GatewayError,
     IllegalStateError,
     SessionNotFoundError,
     SqlParseError,
@@ -72,6 +75,7 @@ from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
+from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
 from sparkgate.service.session.session import Session
 from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
@@ -79,6 +83,7 @@ from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.pools import add_pool
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
+from sparkgate.service.statements.kinds import Statement
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
@@ -190,8 +195,10 @@ class SparkGatewayService:
             ),
             backoff_s=config.get(options.ENGINE_RESTART_BACKOFF).total_seconds(),
         )
-        # Sessions that died with an engine, and why (bounded: the latest first to go).
+        # Sessions that died with an engine, and why (bounded: the oldest first to go).
         self._lost: OrderedDict[SessionHandle, str] = OrderedDict()
+        # Sessions waiting for a new engine, to be moved onto it.
+        self._orphans: dict[SessionHandle, Session] = {}
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -210,8 +217,9 @@ class SparkGatewayService:
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
         log.info("Gateway service started on Spark %s", self.spark.version)
 
-    def _bring_up(self) -> None:
-        """Start (or adopt) the engine and what lives on it."""
+    def _bring_up(self, *, fresh: bool = True) -> None:
+        """Start (or adopt) the engine and what lives on it; ``fresh`` at the
+        gateway's start (not for a new engine under living sessions)."""
         if self._spark is None:
             from sparkgate.service.spark.engine import start_spark
 
@@ -222,8 +230,10 @@ class SparkGatewayService:
         self._catalogs.load(self.spark)
         self._job_manager.start()
         self._materialized.start(self.spark)
-        # Sessions do not outlive the engine: nor do their resources and result spools.
-        shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
+        # Sessions do not outlive the gateway: nor do their resources. Result spools
+        # do not outlive their engine.
+        if fresh:
+            shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
         shutil.rmtree(self._spool_dir, ignore_errors=True)
         self._sessions.start()
 
@@ -263,18 +273,62 @@ class SparkGatewayService:
         return engine_failure()
 
     def _recover_engine(self, cause: str) -> None:
-        """Replace a dead engine: its sessions are lost (with the cause), the rest restarts."""
-        for handle in self._sessions.handles():
-            self._lost[handle] = cause
-            while len(self._lost) > _LOST_SESSIONS_KEPT:
-                self._lost.popitem(last=False)
+        """Replace a dead engine, then move its sessions onto the new one."""
+        for session in self._sessions.detach_all():
+            self._orphans[session.handle] = session
         try:
             self._tear_down()
         except Exception:  # parts of a dead engine fail to stop; what matters is gone
             log.debug("Tearing down after the engine's death", exc_info=True)
         self._spark = None  # a new engine is started, never the dead one adopted
         self._owns_spark = True
-        self._bring_up()
+        self._bring_up(fresh=False)
+        orphans, self._orphans = self._orphans, {}
+        for session in orphans.values():
+            self._rebuild(session, cause)
+
+    def _rebuild(self, session: Session, cause: str) -> None:
+        """Give ``session`` a Spark session on the new engine and its state again,
+        or lose it (with the reason) when that state cannot be made again."""
+        recipe = session.context.recipe
+        try:
+            if recipe.unrebuildable is not None:
+                raise ExecutionError(recipe.unrebuildable)
+            session.rebind(self._engine_session())
+            self._add_pool(session)
+            self._replay(session, recipe)
+        except Exception as exc:  # a gateway error, or the new engine's
+            self._lose(session, f"{cause}; its state could not be made again: {exc}")
+            return
+        self._sessions.adopt(session)
+        log.info("Session %s moved to the new engine (%d rerun)", session.handle, len(recipe))
+
+    def _replay(self, session: Session, recipe: SessionRecipe) -> None:
+        """Run ``recipe``'s statements again; one that fails (it needs an object made
+        after it) gets another pass, until a pass makes no progress."""
+        pending = recipe.steps
+        while pending:
+            failed: list[tuple[RecipeStep, GatewayError]] = []
+            for step in pending:
+                try:
+                    for text in (*step.namespace, step.text):
+                        self._run_inline(session, parse_statement(text))
+                except GatewayError as exc:
+                    failed.append((step, exc))
+            if len(failed) == len(pending):
+                step, error = failed[0]
+                raise ExecutionError(f"{step.text!r} failed again: {error}") from error
+            pending = [step for step, _ in failed]
+        for text in recipe.namespace:
+            self._run_inline(session, parse_statement(text))
+
+    def _lose(self, session: Session, why: str) -> None:
+        log.warning("Session %s is lost with the Spark engine: %s", session.handle, why)
+        self._lost[session.handle] = why
+        while len(self._lost) > _LOST_SESSIONS_KEPT:
+            self._lost.popitem(last=False)
+        with contextlib.suppress(Exception):
+            session.close()
 
     def _require_engine(self) -> None:
         health = self._watch.health
@@ -305,10 +359,24 @@ class SparkGatewayService:
     def session_count(self) -> int:
         return len(self._sessions)
 
-    def _new_session(self, handle: SessionHandle, environment: SessionEnvironment) -> Session:
+    def _engine_session(self) -> SparkSession:
+        """A new Spark session on the engine, set up as every gateway session's."""
         spark = self.spark.newSession()
         spark.conf.set(_ARROW_BATCH_CONF, str(self._batch_rows))
-        defaults = self.config.to_dict()
+        self._catalogs.attach(spark)
+        if "reflection" not in self._host_statements:
+            remove_reflection(spark)
+        return spark
+
+    def _add_pool(self, session: Session) -> None:
+        add_pool(
+            session.spark.sparkContext,
+            session.own_pool,
+            self.config.get(options.SESSION_POOL_WEIGHT),
+            self.config.get(options.SESSION_POOL_MIN_SHARE),
+        )
+
+    def _new_session(self, handle: SessionHandle, environment: SessionEnvironment) -> Session:
         limits = ResultLimits(
             window=self._partition_window or 2 * self.spark.sparkContext.defaultParallelism,
             direct_bytes=self.config.get(options.RESULT_DIRECT_SIZE),
@@ -316,28 +384,19 @@ class SparkGatewayService:
             spool_bytes=self.config.get(options.RESULT_SPOOL_SIZE),
             spool_dir=self._spool_dir,
         )
-        self._catalogs.attach(spark)
-        allowed = self._host_statements
-        if "reflection" not in allowed:
-            remove_reflection(spark)
         session = Session(
             handle,
             environment,
-            spark,
-            defaults,
+            self._engine_session(),
+            self.config.to_dict(),
             OperationManager(self._pool, self.config.get(options.SESSION_MAX_RUNNING)),
             limits,
             jobs=self._job_manager,
-            host_statements=allowed,
+            host_statements=self._host_statements,
         )
         session.context.catalogs = self._catalogs
         session.context.materialized = self._materialized
-        add_pool(
-            spark.sparkContext,
-            session.own_pool,
-            self.config.get(options.SESSION_POOL_WEIGHT),
-            self.config.get(options.SESSION_POOL_MIN_SHARE),
-        )
+        self._add_pool(session)
         return session
 
     @property
@@ -421,19 +480,25 @@ class SparkGatewayService:
                 "configure-session only accepts SET, RESET, CREATE, DROP, ALTER, USE, "
                 f"ADD JAR, REMOVE JAR, LOAD and UNLOAD statements, not: {parsed.text}"
             )
+        self._run_inline(target, parsed, timeout)
+
+    def _run_inline(
+        self, session: Session, parsed: Statement, timeout: float | None = None
+    ) -> None:
+        """Run a parsed statement on the caller's thread; raises its failure."""
         operation = self._new_operation(
-            target,
-            parsed_executor(target, parsed),
+            session,
+            parsed_executor(session, parsed),
             statement=parsed.text,
             timeout=timeout,
         )
-        target.operations.run_inline(operation)
+        session.operations.run_inline(operation)
         try:
             operation.wait_done()
             if operation.status is not OperationStatus.FINISHED:
                 operation.fetch(0, 1)  # raises the failure
         finally:
-            target.operations.close(operation.handle)
+            session.operations.close(operation.handle)
 
     # -- operations -----------------------------------------------------------
     def execute_statement(

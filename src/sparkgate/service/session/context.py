@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.session.recipe import SessionRecipe
+
 if TYPE_CHECKING:
     from sparkgate.service.catalogs.registry import CatalogRegistry
     from sparkgate.service.job.manager import JobManager
@@ -31,7 +33,8 @@ class SessionContext:
     resolution keeps for it (:mod:`sparkgate.service.streaming.resolve`
     reads and writes it; the session owns it). ``catalogs`` is the gateway's
     catalog registry (CREATE CATALOG) and ``materialized`` its materialized
-    tables, both shared by every session.
+    tables, both shared by every session. ``recipe`` holds the statements that
+    made the session's state in Spark, to make it again on a new engine.
     """
 
     jobs: JobManager
@@ -42,6 +45,7 @@ class SessionContext:
     temporary_tables: dict[str, TemporaryTable] = field(default_factory=dict)
     catalogs: CatalogRegistry | None = None
     materialized: MaterializedTableManager | None = None
+    recipe: SessionRecipe = field(default_factory=SessionRecipe)
 
     @property
     def in_statement_set(self) -> bool:

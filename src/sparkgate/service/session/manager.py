@@ -97,6 +97,19 @@ class SessionManager:
             raise SessionNotFoundError(f"Session '{handle}' does not exist.")
         self._close(session)
 
+    def detach_all(self) -> list[Session]:
+        """Take every session out, unclosed (to move them onto a new engine)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        return sessions
+
+    def adopt(self, session: Session) -> None:
+        """Take back a session :meth:`detach_all` took out."""
+        with self._lock:
+            self._sessions[session.handle] = session
+        session.touch()
+
     def handles(self) -> list[SessionHandle]:
         with self._lock:
             return list(self._sessions)

@@ -26,6 +26,7 @@ from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.options import SERVICE_OPTIONS
 from sparkgate.service.session.context import SessionContext
+from sparkgate.service.session.recipe import SessionRecipe
 from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
@@ -256,6 +257,31 @@ class Session:
             if chosen:
                 return chosen
         return self.own_pool
+
+    def rebind(self, spark: SparkSession) -> SessionRecipe:
+        """Move this session onto a new engine's ``spark``.
+
+        Its properties are applied to ``spark`` again; what else it had in its
+        old Spark session is returned, as the statements to run again (which
+        record themselves anew as they run).
+        """
+        with self._lock:
+            self.spark = spark
+            self.context.temporary_tables.clear()
+            self.context.jars[:] = self.environment.jars
+            recipe, self.context.recipe = self.context.recipe, SessionRecipe()
+            zone = self._default_zone()
+            if zone is not None:
+                self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
+            for key, value in list(self._properties.items()):
+                try:
+                    if key in _TIME_ZONE_KEYS:
+                        self._set_time_zone(key, value)
+                    elif is_spark_key(key):
+                        self._apply_spark(key, value)
+                except ExecutionError as exc:  # as at open: kept, but unapplied
+                    log.warning("Session %s: %s stays unapplied: %s", self.handle, key, exc.message)
+        return recipe
 
     def close(self) -> None:
         self.operations.close_all()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InsertPlan",
+    "SessionObject",
     "StatementPlan",
     "TableAsSelect",
     "TableRead",
@@ -114,6 +115,21 @@ class TableAsSelect:
 
 
 @dataclass(frozen=True)
+class SessionObject:
+    """A session-local object a statement makes (``created``) or drops: a temporary
+    view or function, a session variable or its value, the current namespace.
+
+    ``key`` names it within its session (``view:v``, ``view:global_temp.g``,
+    ``function:f``, ``variable:x``, ``variable-value:x``, ``catalog``,
+    ``namespace``): making it
+    again replaces it, dropping it ends it.
+    """
+
+    key: str
+    created: bool
+
+
+@dataclass(frozen=True)
 class StatementPlan:
     """What the parser found in one statement: the tables read, in text order."""
 
@@ -127,6 +143,8 @@ class StatementPlan:
     namespaces: tuple[tuple[str, ...], ...] = ()
     # Kinds of Spark SQL acting on the gateway's host found in the plan (host_access).
     host_statements: tuple[str, ...] = ()
+    # The session-local object the statement makes or drops, if any.
+    session_object: SessionObject | None = None
 
 
 def _strings(seq: Any) -> tuple[str, ...]:
@@ -450,7 +468,53 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
         tuple(names),
         tuple(namespaces),
         found_in(nodes),
+        _session_object(tree, names),
     )
+
+
+# Spark's commands that change the session's current namespace.
+_NAMESPACE_COMMANDS = frozenset({"SetCatalogAndNamespace", "SetNamespaceCommand"})
+_GLOBAL_TEMP = "global_temp"
+_FUNCTION_COMMANDS = frozenset(
+    {"CreateFunctionCommand", "CreateSQLFunctionCommand", "DropFunctionCommand"}
+)
+
+
+def _session_object(tree: _Node, names: list[tuple[str, ...]]) -> SessionObject | None:
+    """What a statement does to its session's temporary objects (see SessionObject)."""
+    kind, fields = tree.kind, tree.fields
+    named = ".".join(names[0]).lower() if names else ""
+    if kind == "SetCatalogCommand":
+        return SessionObject("catalog", True)
+    if kind in _NAMESPACE_COMMANDS:
+        return SessionObject("namespace", True)
+    if kind == "CreateViewCommand":
+        view_type = str((fields.get("viewType") or {}).get("object", ""))
+        if "TempView" not in view_type:
+            return None
+        view = str(fields["name"]["table"]).lower()
+        scope = f"{_GLOBAL_TEMP}." if "GlobalTempView" in view_type else ""
+        return SessionObject(f"view:{scope}{view}", True)
+    if kind == "CreateTempViewUsing":
+        view = str(fields["tableIdent"]["table"]).lower()
+        scope = f"{_GLOBAL_TEMP}." if fields.get("global") else ""
+        return SessionObject(f"view:{scope}{view}", True)
+    if kind == "CacheTableAsSelect":
+        literal = (fields.get("tempViewName") or [{}])[0]
+        return SessionObject(f"view:{str(literal.get('value', '')).lower()}", True)
+    if kind == "DropView" and named:
+        return SessionObject(f"view:{named}", False)
+    if kind in _FUNCTION_COMMANDS and fields.get("isTemp"):
+        identifier = fields.get("identifier") or fields.get("name") or {}
+        function = str(identifier.get("funcName", "")).lower()
+        return SessionObject(f"function:{function}", kind != "DropFunctionCommand")
+    if kind in ("CreateVariable", "DropVariable") and named:
+        return SessionObject(f"variable:{named}", kind == "CreateVariable")
+    if kind == "SetVariable" and names:
+        return SessionObject("variable-value:" + ",".join(".".join(n).lower() for n in names), True)
+    if kind == "SetCommand":  # SET TIME ZONE (a SET of a key is the session's property)
+        return SessionObject("time-zone", True)
+    return None
 
 
 # Fields of plan nodes that hold a name (UnresolvedIdentifier, UnresolvedTable[OrView],

@@ -30,6 +30,7 @@ from sparkgate.service.statements.kinds import (
 )
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.registry import Registry
+from sparkgate.service.statements.remembered import remember
 
 __all__ = ["execute", "parsed_executor", "statement_executor"]
 
@@ -43,7 +44,9 @@ def execute(
     if context.state.in_statement_set and not isinstance(statement, EndStatementSet):
         return statement_set.add(context, statement)
     _refuse_host_statements(context, statement)
-    return (registry or handlers.REGISTRY).run(context, statement)
+    execution = (registry or handlers.REGISTRY).run(context, statement)
+    remember(context.session, statement)
+    return execution
 
 
 # Statements whose text goes to Spark as the user wrote it (not the gateway's own SQL).

@@ -1,0 +1,137 @@
+"""A session's state is made again in a new Spark session (what an engine restart does).
+
+The gateway remembers the statements that made each session's Spark-side
+state and runs them again on a new engine (tests/e2e/test_engine_health.py
+kills real engines). Here the same rebuild is asked for on the shared engine:
+the session gets a new Spark session and must find everything it had.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from sparkgate.api.errors import SessionNotFoundError
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.session.recipe import MAX_STEPS, SessionRecipe
+
+from .conftest import make_service, run, unique_name
+
+
+@pytest.fixture(scope="module")
+def gateway(spark: SparkSession) -> Iterator[SparkGatewayService]:
+    service = make_service(spark)
+    yield service
+    service.stop()
+
+
+def rebuild(service: SparkGatewayService, handle: object) -> None:
+    """Move the session onto a new Spark session, as after an engine death."""
+    session = service._sessions.get(handle)  # type: ignore[arg-type]
+    old = session.spark
+    service._rebuild(session, "a test's engine restart")
+    assert session.spark is not old
+
+
+def test_properties_namespace_views_variables_and_connector_tables_come_back(
+    gateway: SparkGatewayService,
+) -> None:
+    database = unique_name("rebuilt")
+    handle = gateway.open_session(
+        SessionEnvironment(config={"table.local-time-zone": "Asia/Tokyo"})
+    )
+    for statement in (
+        f"CREATE DATABASE {database}",
+        f"USE {database}",
+        "SET 'spark.sql.shuffle.partitions' = '3'",
+        "CREATE TEMPORARY VIEW v AS SELECT 1 AS x",
+        "CREATE TEMPORARY VIEW w AS SELECT x + 1 AS y FROM v",
+        # Replaced after w was made on it: w must still be made, then v replaced.
+        "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 10 AS x",
+        "CREATE TEMPORARY VIEW gone AS SELECT 1",
+        "DROP VIEW gone",
+        "CREATE TEMPORARY FUNCTION plus_one(x INT) RETURNS INT RETURN x + 1",
+        "DECLARE VARIABLE answer INT DEFAULT 1",
+        "SET VARIABLE answer = 42",
+        "CREATE TEMPORARY TABLE gen (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '4')",
+        "USE default",
+        f"USE {database}",
+    ):
+        run(gateway, handle, statement)
+    try:
+        rebuild(gateway, handle)
+        assert run(gateway, handle, "SELECT current_database()") == [(database,)]
+        assert run(gateway, handle, "SELECT * FROM w") == [(11,)]
+        assert run(gateway, handle, "SELECT plus_one(answer)") == [(43,)]
+        assert run(gateway, handle, "SELECT count(*) FROM gen") == [(4,)]
+        assert run(gateway, handle, "SHOW VIEWS LIKE 'gone'") == []
+        assert run(gateway, handle, "SET 'spark.sql.shuffle.partitions'") == [
+            ("spark.sql.shuffle.partitions", "3")
+        ]
+        assert run(gateway, handle, "SELECT current_timezone()") == [("Asia/Tokyo",)]
+        # The rebuilt session is rebuilt again the same way (its recipe recorded itself anew).
+        rebuild(gateway, handle)
+        assert run(gateway, handle, "SELECT * FROM w") == [(11,)]
+    finally:
+        gateway.close_session(handle)
+        run_in_new(gateway, f"DROP DATABASE {database} CASCADE")
+
+
+def run_in_new(service: SparkGatewayService, statement: str) -> None:
+    handle = service.open_session(SessionEnvironment())
+    try:
+        run(service, handle, statement)
+    finally:
+        service.close_session(handle)
+
+
+def test_a_session_whose_state_cannot_be_made_again_is_lost_with_the_reason(
+    gateway: SparkGatewayService, tmp_path: Path
+) -> None:
+    files = tmp_path / "files"
+    files.mkdir()
+    pq.write_table(pa.table({"x": [1]}), files / "part-0.parquet")
+    handle = gateway.open_session(SessionEnvironment())
+    run(gateway, handle, f"CREATE TEMPORARY VIEW f USING parquet OPTIONS (path '{files}')")
+    assert run(gateway, handle, "SELECT * FROM f") == [(1,)]
+    shutil.rmtree(files)
+    session = gateway._sessions.get(handle)
+    gateway._sessions.detach_all()
+    gateway._rebuild(session, "a test's engine restart")
+    with pytest.raises(SessionNotFoundError) as lost:
+        gateway.get_session_config(handle)
+    message = str(lost.value)
+    assert "lost with the Spark engine (a test's engine restart" in message
+    assert "CREATE TEMPORARY VIEW f" in message and "PATH_NOT_FOUND" in message, message
+
+
+def test_a_recipe_is_bounded() -> None:
+    recipe = SessionRecipe()
+    for i in range(MAX_STEPS + 1):
+        recipe.record(f"view:v{i}", f"CREATE TEMPORARY VIEW v{i} AS SELECT {i}")
+    assert len(recipe.steps) == MAX_STEPS
+    assert recipe.unrebuildable is not None and str(MAX_STEPS) in recipe.unrebuildable
+    # A replaced object keeps its place; a dropped one (and its value) is forgotten.
+    recipe = SessionRecipe()
+    recipe.record("catalog", "USE CATALOG c")
+    recipe.record("view:a", "A1")
+    recipe.record("namespace", "USE d")
+    recipe.record("view:b", "B")
+    recipe.record("view:a", "A2")
+    recipe.record("variable:x", "DECLARE x")
+    recipe.record("variable-value:x", "SET VAR x = 1")
+    recipe.forget("variable:x")
+    assert [(s.text, s.namespace) for s in recipe.steps] == [
+        ("A2", ("USE CATALOG c", "USE d")),
+        ("B", ("USE CATALOG c", "USE d")),
+    ]
+    recipe.record("catalog", "USE CATALOG e")
+    assert recipe.namespace == ("USE CATALOG e",)
