@@ -26,6 +26,7 @@ import httpx
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from tests.processes import foreground_gateway, free_port
 
@@ -237,3 +238,66 @@ def test_system_exit_through_allowed_reflection_is_replaced(tmp_path: Path) -> N
             )
 
         see_it_die_and_heal(http, proc, session, exit_three, "exited with 3")
+
+
+def sink_rows(http: httpx.Client, session: str, path: Path) -> tuple[int, int]:
+    """Rows, distinct ids in the sink's files (read as Spark reads parquet)."""
+    page, rows = run(http, session, f"SELECT count(*), count(DISTINCT id) FROM parquet.`{path}`")
+    assert page.status_code == 200, page.text
+    return int(rows[0][0]), int(rows[0][1])
+
+
+def job_status(http: httpx.Client, session: str, job: str) -> str:
+    page, rows = run(http, session, "SHOW JOBS")
+    assert page.status_code == 200, page.text
+    return next(str(row[2]) for row in rows if str(row[0]) == job)
+
+
+def start_stream(http: httpx.Client, session: str, path: Path) -> str:
+    for statement in (
+        "SET 'execution.runtime-mode' = 'streaming'",
+        "SET 'execution.checkpointing.interval' = '1s'",
+        "CREATE TEMPORARY TABLE ids (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+        "'fields.id.end' = '100000000', 'rows-per-second' = '50')",
+        f"CREATE TEMPORARY TABLE sink (id BIGINT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{path}', 'format' = 'parquet')",
+    ):
+        page, _ = run(http, session, statement)
+        assert page.status_code == 200, (statement, page.text)
+    page, rows = run(http, session, "INSERT INTO sink SELECT id FROM ids")
+    assert page.status_code == 200, page.text
+    return str(rows[0][0])
+
+
+@pytest.mark.timeout(900)  # two engine starts and two streaming jobs on 2 cores
+def test_streaming_jobs_resume_from_their_checkpoints_on_the_new_engine(tmp_path: Path) -> None:
+    with gateway(tmp_path) as (http, proc):
+        kept = open_session(http).json()["sessionHandle"]
+        closed = open_session(http).json()["sessionHandle"]
+        paths = {kept: tmp_path / "kept", closed: tmp_path / "closed"}
+        jobs = {handle: start_stream(http, handle, path) for handle, path in paths.items()}
+        # A job outlives the session that submitted it, and so must its restart.
+        assert http.delete(f"/v4/sessions/{closed}").status_code == 200
+        reader = open_session(http).json()["sessionHandle"]
+        wait_until(
+            lambda: all(sink_rows(http, reader, p)[0] > 0 for p in paths.values()),
+            "both jobs write",
+        )
+        before = {handle: sink_rows(http, reader, path)[0] for handle, path in paths.items()}
+        jvm = engine_jvm(proc)
+        os.kill(jvm.pid, signal.SIGKILL)
+        wait_until(lambda: http.get("/health/ready").status_code == 503, "engine down")
+        wait_until(lambda: http.get("/health/ready").status_code == 200, "engine back")
+        for handle, job in jobs.items():
+            assert job_status(http, kept, job) == "RUNNING"
+            path = paths[handle]
+            # Writing again, from the checkpoint: on past what it had, no id twice.
+            wait_until(
+                lambda p=path, h=handle: sink_rows(http, kept, p)[0] > before[h] + 50,
+                "the job writes on",
+            )
+            rows, distinct = sink_rows(http, kept, path)
+            assert rows == distinct, (rows, distinct)
+        page, _ = run(http, kept, f"STOP JOB '{jobs[kept]}'")
+        assert page.status_code == 200, page.text

@@ -62,6 +62,7 @@ from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
 from sparkgate.service.catalogs.types import load_catalog_types
 from sparkgate.service.health import EngineWatch, RestartBudget
+from sparkgate.service.job.job import Job
 from sparkgate.service.job.manager import JobManager
 from sparkgate.service.materialized.manager import (
     MaterializedSettings,
@@ -197,8 +198,10 @@ class SparkGatewayService:
         )
         # Sessions that died with an engine, and why (bounded: the oldest first to go).
         self._lost: OrderedDict[SessionHandle, str] = OrderedDict()
-        # Sessions waiting for a new engine, to be moved onto it.
+        # Sessions and streaming jobs waiting for a new engine, to be moved onto it.
         self._orphans: dict[SessionHandle, Session] = {}
+        self._suspended: list[Job] = []
+        self._job_manager.engine_alive = self._engine_alive
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -217,9 +220,9 @@ class SparkGatewayService:
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
         log.info("Gateway service started on Spark %s", self.spark.version)
 
-    def _bring_up(self, *, fresh: bool = True) -> None:
-        """Start (or adopt) the engine and what lives on it; ``fresh`` at the
-        gateway's start (not for a new engine under living sessions)."""
+    def _bring_up(self, *, engine_only: bool = False) -> None:
+        """Start (or adopt) the engine and what lives on it; ``engine_only`` for a new
+        engine under the living gateway (its sessions and jobs carry over)."""
         if self._spark is None:
             from sparkgate.service.spark.engine import start_spark
 
@@ -228,19 +231,22 @@ class SparkGatewayService:
             self._spark = start_spark(spark_conf, data_dir)
             self._owns_spark = True
         self._catalogs.load(self.spark)
-        self._job_manager.start()
+        if not engine_only:
+            self._job_manager.start()
         self._materialized.start(self.spark)
         # Sessions do not outlive the gateway: nor do their resources. Result spools
         # do not outlive their engine.
-        if fresh:
-            shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
         shutil.rmtree(self._spool_dir, ignore_errors=True)
-        self._sessions.start()
+        if not engine_only:
+            shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
+            self._sessions.start()
 
-    def _tear_down(self) -> None:
-        self._sessions.stop()
+    def _tear_down(self, *, engine_only: bool = False) -> None:
+        if not engine_only:
+            self._sessions.stop()
         self._materialized.stop()
-        self._job_manager.stop()
+        if not engine_only:
+            self._job_manager.stop()
         if self._owns_spark:
             from sparkgate.service.spark.engine import stop_spark
 
@@ -273,19 +279,51 @@ class SparkGatewayService:
         return engine_failure()
 
     def _recover_engine(self, cause: str) -> None:
-        """Replace a dead engine, then move its sessions onto the new one."""
+        """Replace a dead engine, then move its sessions and streaming jobs onto the new one."""
         for session in self._sessions.detach_all():
             self._orphans[session.handle] = session
+        self._suspended.extend(self._job_manager.suspend_streams())
         try:
-            self._tear_down()
+            self._tear_down(engine_only=True)
         except Exception:  # parts of a dead engine fail to stop; what matters is gone
             log.debug("Tearing down after the engine's death", exc_info=True)
         self._spark = None  # a new engine is started, never the dead one adopted
         self._owns_spark = True
-        self._bring_up(fresh=False)
+        self._bring_up(engine_only=True)
         orphans, self._orphans = self._orphans, {}
         for session in orphans.values():
             self._rebuild(session, cause)
+        suspended, self._suspended = self._suspended, []
+        remade: dict[int, str | None] = {}
+        for job in suspended:
+            self._resume(job, remade)
+
+    def _resume(self, job: Job, remade: dict[int, str | None]) -> None:
+        """Start a streaming job again from its checkpoints, in its session (made again
+        first if it was closed before the death; ``remade`` says which were, and how)."""
+        failure = None
+        owner = job.owner
+        if isinstance(owner, Session) and not self._sessions.holds(owner):
+            if id(owner) not in remade:
+                remade[id(owner)] = self._remake(owner)
+            failure = remade[id(owner)]
+        self._job_manager.resume_stream(self.spark.sparkContext, job, failure)
+
+    def _remake(self, session: Session) -> str | None:
+        """Make a closed session's state again for its jobs alone; why it failed, or None."""
+        recipe = session.context.recipe
+        session.operations = OperationManager(self._pool)  # the replay's alone
+        try:
+            session.rebind(self._engine_session())
+            self._replay(session, recipe)
+        except Exception as exc:
+            return f"the state of its session could not be made again: {exc}"
+        finally:
+            session.operations.close_all()
+        return None
+
+    def _engine_alive(self) -> bool:
+        return self._watch.health.state is EngineState.UP and self._engine_failure() is None
 
     def _rebuild(self, session: Session, cause: str) -> None:
         """Give ``session`` a Spark session on the new engine and its state again,

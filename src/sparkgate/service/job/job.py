@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -73,6 +73,13 @@ class Job:
     hooks: tuple[JobStatusHook, ...] = ()
     # Set once the job has ended (and its hooks have run).
     done: threading.Event = field(default_factory=threading.Event)
+    # How to make the job's queries again on a new engine (they resume from their
+    # checkpoints); None: the job ends with its engine. ``owner`` is the session
+    # whose state that needs (made again first when it is no longer open).
+    restart: Callable[[], Sequence[StreamStarter]] | None = None
+    owner: object | None = None
+    # Its engine died; its queries wait for a new engine (the job stays RUNNING).
+    suspended: bool = False
 
     @property
     def tag(self) -> str:

@@ -88,6 +88,8 @@ class JobManager:
         self._monitor: threading.Thread | None = None
         self._started = False
         self._durable_kinds: dict[str, DurableHookFactory] = {}
+        #: Whether the engine lives (the gateway's engine watch answers).
+        self.engine_alive: Callable[[], bool] = lambda: True
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -190,6 +192,7 @@ class JobManager:
                 job.cause = cause
             if target.is_terminal:
                 job.end_time = time.time()
+                job.restart = job.owner = None  # nothing to resume: let its session go
         log.info("Job %s (%s): %s -> %s", job.id, job.name, source.value, target.value)
         self._save(job)
         if target is not _S.RUNNING and target is not _S.CANCELLING:
@@ -340,33 +343,27 @@ class JobManager:
         available_now: bool = False,
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
+        restart: Callable[[], Sequence[StreamStarter]] | None = None,
+        owner: object | None = None,
     ) -> Job:
         """Start one StreamingQuery per starter, as one job.
 
         The queries are started without the calling operation's job tags, so
         closing or cancelling the submitting operation or session leaves them
         running; they carry the job's tag instead. A job that cannot start
-        fails (its hooks hear so) and is not listed.
+        fails (its hooks hear so) and is not listed. ``restart`` makes the
+        starters again on a new engine (see :meth:`suspend_streams`).
         """
         job = self._new(name, statement, True, options, hooks)
         job.bounded_rows = bounded_rows
         job.available_now = available_now
+        job.restart, job.owner = restart, owner
         assert job.checkpoint is not None
         try:
             if savepoint:
                 copy_dir(sc, savepoint, job.checkpoint)
                 job.restored_from = savepoint
-            saved_tags = sorted(sc.getJobTags())
-            for tag in saved_tags:
-                sc.removeJobTag(tag)
-            sc.addJobTag(job.tag)
-            try:
-                for index, start in enumerate(starters):
-                    job.queries.append(start(f"{job.checkpoint}/{index}"))
-            finally:
-                sc.removeJobTag(job.tag)
-                for tag in saved_tags:
-                    sc.addJobTag(tag)
+            self._start_queries(sc, job, starters)
         except BaseException as exc:
             self._stop_queries(job)
             error = to_execution_error(exc)
@@ -381,6 +378,55 @@ class JobManager:
             "Started streaming job %s (%s), checkpoints in %s", job.id, job.name, job.checkpoint
         )
         return job
+
+    def _start_queries(self, sc: SparkContext, job: Job, starters: Sequence[StreamStarter]) -> None:
+        """Start the job's queries on its checkpoints, tagged with the job's tag only."""
+        saved_tags = sorted(sc.getJobTags())
+        for tag in saved_tags:
+            sc.removeJobTag(tag)
+        sc.addJobTag(job.tag)
+        try:
+            for index, start in enumerate(starters):
+                job.queries.append(start(f"{job.checkpoint}/{index}"))
+        finally:
+            sc.removeJobTag(job.tag)
+            for tag in saved_tags:
+                sc.addJobTag(tag)
+
+    # -- an engine's death ---------------------------------------------------------
+    def suspend_streams(self) -> list[Job]:
+        """The engine died: running streaming jobs that can restart wait for a new one
+        (still RUNNING); the others end as at a shutdown. Returns the waiting ones."""
+        waiting = []
+        for job in self.jobs():
+            if not job.streaming or job.status is not _S.RUNNING:
+                continue
+            job.queries = []  # the dead engine's
+            if job.restart is not None:
+                job.suspended = True
+                waiting.append(job)
+            else:
+                self._transition(job, _S.CANCELED, expect={_S.RUNNING}, cause=SHUTDOWN_CAUSE)
+        return waiting
+
+    def resume_stream(self, sc: SparkContext, job: Job, failure: str | None = None) -> None:
+        """Start a suspended job's queries again on the new engine, from its checkpoints;
+        it fails instead when ``failure`` says why it cannot, or the start fails."""
+        try:
+            if failure is not None:
+                raise ExecutionError(failure)
+            assert job.restart is not None
+            self._start_queries(sc, job, job.restart())
+        except BaseException as exc:
+            self._stop_queries(job)
+            cause = f"could not resume on a new engine: {to_execution_error(exc).root_cause}"
+            job.suspended = False
+            if self._transition(job, _S.FAILED, expect={_S.RUNNING}, cause=cause):
+                log.warning("Streaming job %s %s", job.id, cause)
+            return
+        job.suspended = False
+        self._ensure_monitor()
+        log.warning("Streaming job %s resumed from its checkpoints on a new engine", job.id)
 
     # -- looking up ------------------------------------------------------------------
     def get(self, job_id: str) -> Job:
@@ -494,7 +540,7 @@ class JobManager:
     def _watch(self) -> None:
         while not self._stop.wait(_MONITOR_INTERVAL_S):
             for job in self.jobs():
-                if job.status is _S.RUNNING and job.streaming:
+                if job.status is _S.RUNNING and job.streaming and not job.suspended:
                     self._check(job)
 
     def _check(self, job: Job) -> None:
@@ -502,7 +548,7 @@ class JobManager:
             for query in job.queries:
                 error: Any = query.exception()
                 if error is not None:
-                    if job.status is _S.RUNNING:
+                    if job.status is _S.RUNNING and not self._dying_engine(job):
                         self._fail(job, error)
                     return
             if (
@@ -512,11 +558,16 @@ class JobManager:
                 if job.status is _S.RUNNING:
                     self._stop_queries(job)
                     self._transition(job, _S.FINISHED, expect={_S.RUNNING})
-            elif not any(q.isActive for q in job.queries):
+            elif not any(q.isActive for q in job.queries) and not self._dying_engine(job):
                 # availableNow sources ran dry (a stop moved the job off RUNNING first)
                 self._transition(job, _S.FINISHED, expect={_S.RUNNING})
         except Exception:
             log.debug("Could not check job %s", job.id, exc_info=True)
+
+    def _dying_engine(self, job: Job) -> bool:
+        """A resumable job's queries ended with their engine: the engine's recovery,
+        not the monitor, decides what becomes of the job."""
+        return job.restart is not None and not self.engine_alive()
 
     def remove_checkpoints(self, job: Job) -> None:
         if job.checkpoint and Path(job.checkpoint).exists():

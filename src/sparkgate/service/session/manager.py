@@ -110,6 +110,11 @@ class SessionManager:
             self._sessions[session.handle] = session
         session.touch()
 
+    def holds(self, session: Session) -> bool:
+        """Whether ``session`` is one of the open sessions."""
+        with self._lock:
+            return self._sessions.get(session.handle) is session
+
     def handles(self) -> list[SessionHandle]:
         with self._lock:
             return list(self._sessions)

@@ -25,6 +25,7 @@ from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
 from sparkgate.service import options
 from sparkgate.service.catalog import quote_name
+from sparkgate.service.job.job import StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import to_execution_error
@@ -138,6 +139,13 @@ class RuntimeOptions:
             lambda key: "streaming" if key == options.RUNTIME_MODE.key else get(key),
             self._effective,
         )
+
+    def frozen(self) -> RuntimeOptions:
+        """These options as they are now (a job planned again later plans as now)."""
+        if self._effective is None:
+            return self
+        snapshot = dict(self._effective())
+        return RuntimeOptions(snapshot.get, lambda: snapshot)
 
     def job_options(self) -> dict[str, str]:
         """The options a job of this statement runs under, as its record keeps
@@ -385,6 +393,13 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     return InsertPlan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
+def inserts_again(
+    session: Session, texts: Sequence[str], runtime: RuntimeOptions
+) -> Callable[[], list[InsertPlan]]:
+    """INSERTs prepared again in ``session`` (for a streaming job's restart)."""
+    return lambda: [plan_insert(session, text, runtime) for text in texts]
+
+
 def _frame(session: Session, plan: InsertPlan) -> DataFrame:
     assert plan.frame is not None
     if not plan.by_name:
@@ -440,6 +455,17 @@ def _starter(
     return start
 
 
+def _restarter(
+    session: Session, replan: Callable[[], list[InsertPlan]], trigger_s: float
+) -> Callable[[], list[StreamStarter]]:
+    """The starters of a streaming job's INSERTs, planned again (on a new engine)."""
+
+    def restart() -> list[StreamStarter]:
+        return [_starter(session, plan, trigger_s) for plan in replan() if plan.streaming]
+
+    return restart
+
+
 def submit(
     session: Session,
     operation: Operation,
@@ -449,13 +475,16 @@ def submit(
     *,
     hooks: Sequence[JobStatusHook] = (),
     last_step: Callable[[], None] | None = None,
+    replan: Callable[[], list[InsertPlan]] | None = None,
 ) -> str:
     """Run prepared DML as one job of the job manager; its job id.
 
     Streaming INSERTs make a streaming job; bounded ones a batch job, run
     before the answer when ``table.dml-sync`` is on (and not streaming mode).
     ``hooks`` are the job's own; ``last_step`` runs after a batch job's
-    writes, as part of the job (a CTAS publishing its table).
+    writes, as part of the job (a CTAS publishing its table). ``replan``
+    prepares the same INSERTs again in ``session``: a streaming job with it
+    resumes from its checkpoints on a new engine after an engine death.
     """
     registry = session.context.jobs
     sc = session.spark.sparkContext
@@ -473,6 +502,7 @@ def submit(
             max(c for c in counts if c is not None) if all(c is not None for c in counts) else None
         )
         savepoint = runtime.savepoint_path
+        restart = None if replan is None else _restarter(session, replan, trigger_s)
         job = registry.submit_stream(
             sc,
             statement,
@@ -485,6 +515,8 @@ def submit(
             ),
             options=job_options,
             hooks=hooks,
+            restart=restart,
+            owner=session,
         )
         return job.id
 

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.plan import planner
+from sparkgate.service.session.session import Session
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
 from sparkgate.service.statements.results import job_result
-from sparkgate.service.streaming.strategy import InsertPlan, plan_insert, submit
+from sparkgate.service.streaming.strategy import (
+    InsertPlan,
+    RuntimeOptions,
+    inserts_again,
+    plan_insert,
+    submit,
+)
 
 __all__ = ["run_dml"]
 
@@ -23,7 +32,14 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
         )
         if compiled.stateful:
             plans = planner.insert_plans(context.session, compiled, runtime)
-            job_id = submit(context.session, context.operation, plans, statement.text, runtime)
+            job_id = submit(
+                context.session,
+                context.operation,
+                plans,
+                statement.text,
+                runtime,
+                replan=_compiled_again(context.session, statement.text, runtime.frozen()),
+            )
             return job_result(job_id)
     if statement.insert:
         plan = plan_insert(context.session, statement.text, runtime)
@@ -31,5 +47,24 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
         raise UnsupportedStatementError(f"Only INSERT runs as a streaming job: {statement.text}")
     else:
         plan = InsertPlan(statement.text, None)  # UPDATE, DELETE, MERGE, LOAD DATA: Spark's own
-    job_id = submit(context.session, context.operation, [plan], statement.text, runtime)
+    job_id = submit(
+        context.session,
+        context.operation,
+        [plan],
+        statement.text,
+        runtime,
+        replan=inserts_again(context.session, [statement.text], runtime.frozen()),
+    )
     return job_result(job_id)
+
+
+def _compiled_again(
+    session: Session, text: str, runtime: RuntimeOptions
+) -> Callable[[], list[InsertPlan]]:
+    """The INSERT compiled again with its state TTL (for a streaming job's restart)."""
+
+    def replan() -> list[InsertPlan]:
+        compiled = planner.compile_inserts(session, [text], runtime, text)
+        return planner.insert_plans(session, compiled, runtime)
+
+    return replan
