@@ -85,6 +85,8 @@ from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.pools import add_pool
 from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
 from sparkgate.service.statements.kinds import Statement
+from sparkgate.service.statements.overwrite import HOOK_KIND as OVERWRITE_HOOK
+from sparkgate.service.statements.overwrite import OverwriteHook
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
@@ -181,9 +183,12 @@ class SparkGatewayService:
                 default_full=config.get(options.DEFAULT_FRESHNESS_FULL),
             ),
         )
-        # A CTAS the gateway died under is cleaned up at the next start.
+        # A CTAS or INSERT OVERWRITE the gateway died under is undone at the next start.
         self._job_manager.register_durable_hook(
             TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)
+        )
+        self._job_manager.register_durable_hook(
+            OVERWRITE_HOOK, lambda record: OverwriteHook.from_record(self.spark, record)
         )
         self._started = False
         self._watch = EngineWatch(

@@ -43,6 +43,8 @@ __all__ = [
     "database_exists",
     "delete_directory",
     "move_directory",
+    "path_exists",
+    "sibling_directory",
     "staging_directory",
     "staging_name",
     "table_exists",
@@ -104,7 +106,8 @@ def staging_directory(spark: SparkSession, path: str, token: str) -> str:
     return sibling_directory(spark, path, token)
 
 
-def _exists(spark: SparkSession, path: str | None) -> bool:
+def path_exists(spark: SparkSession, path: str | None) -> bool:
+    """Whether ``path`` (None: no path) exists on its file system."""
     if path is None:
         return False
     fs, target = _fs_path(spark, path)
@@ -261,7 +264,7 @@ class TableAsSelectHook(NoopJobStatusHook):
         """The table being replaced (and its files) out of the target's way."""
         if table_exists(self.spark, self.target):
             _rename(self.spark, self.target, self.backup)
-        if self.backup_path is not None and _exists(self.spark, self.target_path):
+        if self.backup_path is not None and path_exists(self.spark, self.target_path):
             assert self.target_path is not None
             move_directory(self.spark, self.target_path, self.backup_path)
 
@@ -299,7 +302,9 @@ class TableAsSelectHook(NoopJobStatusHook):
         spark = self.spark
         # Staged files were moved to the target's path when their directory is gone.
         moved = (
-            self.created and self.staging_path is not None and not _exists(spark, self.staging_path)
+            self.created
+            and self.staging_path is not None
+            and not path_exists(spark, self.staging_path)
         )
         backed_up = table_exists(spark, self.backup)
         ours = (self.created and not self.atomic) or backed_up
@@ -316,7 +321,7 @@ class TableAsSelectHook(NoopJobStatusHook):
         if ours:
             _drop(spark, self.target)
         if self.target_path is not None:
-            if _exists(spark, self.backup_path):
+            if path_exists(spark, self.backup_path):
                 assert self.backup_path is not None
                 delete_directory(spark, self.target_path)
                 move_directory(spark, self.backup_path, self.target_path)

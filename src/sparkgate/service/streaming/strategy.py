@@ -330,6 +330,9 @@ class InsertPlan:
     # The frame's columns go to the target's by name, in the order the target has
     # when the job starts (a table a CTAS creates as the job starts).
     by_name: bool = False
+    # Rows written as files of this (format, options, directory) instead of into the
+    # target: an atomic INSERT OVERWRITE publishes them (statements/overwrite.py).
+    staging: tuple[str, Mapping[str, str], str] | None = None
 
     @property
     def streaming(self) -> bool:
@@ -413,6 +416,9 @@ def _frame(session: Session, plan: InsertPlan) -> DataFrame:
 def _write(session: Session, plan: InsertPlan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
+    elif plan.staging is not None:
+        file_format, file_options, directory = plan.staging
+        _frame(session, plan).write.format(file_format).options(**file_options).save(directory)
     elif plan.sink is not None:
         connectors.write_batch(_frame(session, plan), plan.sink)
     else:

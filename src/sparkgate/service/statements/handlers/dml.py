@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sparkgate.api.errors import UnsupportedStatementError
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.plan import planner
 from sparkgate.service.session.session import Session
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
+from sparkgate.service.statements.overwrite import OverwriteHook, file_table
 from sparkgate.service.statements.results import job_result
+from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     RuntimeOptions,
     inserts_again,
     plan_insert,
+    query_frame,
     submit,
 )
 
@@ -41,6 +45,10 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
                 replan=_compiled_again(context.session, statement.text, runtime.frozen()),
             )
             return job_result(job_id)
+    if statement.insert and not runtime.streaming:
+        staged = _atomic_overwrite(context, statement, runtime)
+        if staged is not None:
+            return staged
     if statement.insert:
         plan = plan_insert(context.session, statement.text, runtime)
     elif runtime.streaming:
@@ -68,3 +76,37 @@ def _compiled_again(
         return planner.insert_plans(session, compiled, runtime)
 
     return replan
+
+
+def _atomic_overwrite(
+    context: StatementContext, statement: Dml, runtime: RuntimeOptions
+) -> Execution | None:
+    """INSERT OVERWRITE of a file table as a job that swaps in staged files (overwrite.py)."""
+    session = context.session
+    spark = session.spark
+    insert = parse_insert(statement.text, spark)
+    table = file_table(spark, insert) if insert is not None else None
+    if insert is None or table is None:
+        return None
+    frame, _ = query_frame(session, insert.query, runtime)
+    fields = spark.table(quote_name(table.name)).schema.fields
+    columns = [(f.name, f.dataType.simpleString()) for f in fields]
+    frame = align(frame, insert, columns, ".".join(table.name))
+    hook = OverwriteHook.for_table(spark, table)
+    plan = InsertPlan(
+        statement.text,
+        frame,
+        table.name,
+        overwrite=True,
+        staging=(table.provider, table.options, hook.staging),
+    )
+    job_id = submit(
+        session,
+        context.operation,
+        [plan],
+        statement.text,
+        runtime,
+        hooks=[hook],
+        last_step=hook.publish,
+    )
+    return job_result(job_id)
