@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.hiveserver2.conftest import PYHIVE_REQUIREMENTS, client_venv, run_client
 from tests.processes import foreground_gateway, free_port
 
 ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
@@ -177,8 +178,32 @@ def gateway_status(tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+# A PyHive client that opens a session and runs one statement; prints the outcome.
+_HS2_CLIENT = """
+import json, sys
+from pyhive import hive
+try:
+    cursor = hive.connect('127.0.0.1', port=int(sys.argv[1]), auth='NOSASL').cursor()
+    cursor.execute('SELECT 1')
+    print(json.dumps({'rows': cursor.fetchall()}))
+except Exception as exc:
+    print(json.dumps({'error': str(exc)}))
+"""
+
+
+def hs2_attempt(port: int) -> dict[str, Any]:
+    python = client_venv("pyhive", PYHIVE_REQUIREMENTS)
+    return run_client(python, _HS2_CLIENT, str(port), timeout=120)  # type: ignore[no-any-return]
+
+
 def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
-    with gateway(tmp_path) as (http, proc):
+    hs2_port = free_port()
+    hs2 = (
+        "-Dsql-gateway.endpoint.type=rest,hiveserver2",
+        f"-Dsql-gateway.endpoint.hiveserver2.port={hs2_port}",
+    )
+    with gateway(tmp_path, *hs2) as (http, proc):
+        assert hs2_attempt(hs2_port) == {"rows": [[1]]}
         status = gateway_status(tmp_path)
         assert status.returncode == 0 and ": ready" in status.stdout, status.stdout
         session = open_session(http).json()["sessionHandle"]
@@ -196,6 +221,10 @@ def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
         def kill() -> None:
             shutil.rmtree(files)
             os.kill(jvm.pid, signal.SIGKILL)
+            # HiveServer2 clients get a clear error while the engine is down, never a hang.
+            wait_until(lambda: http.get("/health/ready").status_code == 503, "engine down")
+            refused = hs2_attempt(hs2_port)
+            assert "engine" in refused.get("error", ""), refused
 
         see_it_die_and_heal(http, proc, session, kill, "signal 9")
         lost, _ = run(http, doomed, "SELECT * FROM f")
