@@ -32,6 +32,8 @@ from tests.hiveserver2.conftest import PYHIVE_REQUIREMENTS, client_venv, run_cli
 from tests.processes import foreground_gateway, free_port
 
 ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
+# Two engine starts (and a session rebuild, streaming jobs) per test on 2 cores.
+pytestmark = pytest.mark.timeout(900)
 _GUARD_S = 300  # a hang guard, not a timing claim
 
 
@@ -241,17 +243,24 @@ def test_an_engine_out_of_memory_is_replaced(tmp_path: Path) -> None:
         session = open_session(http).json()["sessionHandle"]
         victim = open_session(http).json()["sessionHandle"]
 
+        submitted: list[str] = []
+
         def exhaust() -> None:
             # One group holding a 2 GB array in a 512 MB heap.
-            http.post(
+            answer = http.post(
                 f"/v4/sessions/{victim}/statements",
                 json={
                     "statement": "SELECT size(collect_list(repeat('x', 1000))) "
                     "FROM range(0, 2000000, 1, 1)"
                 },
             )
+            submitted.append(answer.json()["operationHandle"])
 
         see_it_die_and_heal(http, proc, session, exhaust, "OutOfMemoryError")
+        # The statement the engine died under says so, as a 503 to retry (never a bare 500).
+        cut = http.get(f"/v4/sessions/{victim}/operations/{submitted[0]}/result/0")
+        assert cut.status_code == 503, cut.text
+        assert "engine stopped" in cut.text and "OutOfMemoryError" in cut.text, cut.text
 
 
 def test_system_exit_through_allowed_reflection_is_replaced(tmp_path: Path) -> None:
@@ -299,7 +308,6 @@ def start_stream(http: httpx.Client, session: str, path: Path) -> str:
     return str(rows[0][0])
 
 
-@pytest.mark.timeout(900)  # two engine starts and two streaming jobs on 2 cores
 def test_streaming_jobs_resume_from_their_checkpoints_on_the_new_engine(tmp_path: Path) -> None:
     with gateway(tmp_path) as (http, proc):
         kept = open_session(http).json()["sessionHandle"]

@@ -83,7 +83,11 @@ from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.pools import add_pool
-from sparkgate.service.statements.dispatch import parsed_executor, statement_executor
+from sparkgate.service.statements.dispatch import (
+    host_refusal,
+    parsed_executor,
+    statement_executor,
+)
 from sparkgate.service.statements.kinds import Statement
 from sparkgate.service.statements.overwrite import HOOK_KIND as OVERWRITE_HOOK
 from sparkgate.service.statements.overwrite import OverwriteHook
@@ -486,6 +490,20 @@ class SparkGatewayService:
             timeout=timeout,
             scope=scope,
             interrupt=session.interrupt,
+            explain=self._explain_failure,
+        )
+
+    def _explain_failure(self, exc: BaseException) -> BaseException:
+        """A statement cut off by the engine's death fails with that cause, as a 503 to
+        retry, not with the broken connection to the dead JVM."""
+        if isinstance(exc, GatewayError) and not isinstance(exc, ExecutionError):
+            return exc
+        if not self._owns_spark or self._engine_alive():
+            return exc
+        cause = self._watch.health.cause or self._engine_failure() or "it stopped"
+        return EngineUnavailableError(
+            f"The statement did not complete: the Spark engine stopped ({cause}); "
+            "retry it once the engine is back."
         )
 
     # -- sessions --------------------------------------------------------------
@@ -554,6 +572,7 @@ class SparkGatewayService:
     ) -> OperationHandle:
         target = self._session(session)
         self._check_length(statement)
+        self._refuse_at_once(target, statement)
         operation = self._new_operation(
             target,
             statement_executor(target, statement, config),
@@ -562,6 +581,17 @@ class SparkGatewayService:
             config=config,
         )
         return target.operations.submit(operation)
+
+    def _refuse_at_once(self, session: Session, statement: str) -> None:
+        """A statement acting on the host is refused as it is submitted (a 4xx), not
+        when it runs; the statement's own run checks again (statement sets, ...)."""
+        try:
+            parsed = parse_statement(statement)
+        except GatewayError:
+            return  # the operation reports the parse error, as for any statement
+        message = host_refusal(session, parsed)
+        if message is not None:
+            raise UnsupportedStatementError(message)
 
     def submit_operation(
         self,

@@ -82,8 +82,11 @@ class Operation:
         timeout: float | None = None,
         scope: Callable[[Operation], AbstractContextManager[None]] = _no_scope,
         interrupt: Callable[[Operation], None] = lambda _op: None,
+        explain: Callable[[BaseException], BaseException] = lambda exc: exc,
     ) -> None:
         self.handle = OperationHandle.create()
+        # What a failure means (a broken connection to a dead engine: the engine's death).
+        self._explain = explain
         self.type = operation_type
         self.statement = statement
         self.timeout = timeout if timeout and timeout > 0 else None
@@ -206,6 +209,10 @@ class Operation:
     def _fail(self, exc: BaseException) -> None:
         if self._status not in (_S.RUNNING, _S.FINISHED):
             return  # cancelled / timed out / closed: the failure is the interruption
+        try:
+            exc = self._explain(exc)
+        except Exception:  # the explanation is a courtesy: the failure stands as it is
+            log.debug("Could not explain the failure of %s", self.handle, exc_info=True)
         self._error = exc
         if self._transition(_S.ERROR, only_from=frozenset({_S.RUNNING, _S.FINISHED})):
             if self._fetcher is not None:

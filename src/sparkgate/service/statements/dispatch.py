@@ -32,7 +32,7 @@ from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.registry import Registry
 from sparkgate.service.statements.remembered import remember
 
-__all__ = ["execute", "parsed_executor", "statement_executor"]
+__all__ = ["execute", "host_refusal", "parsed_executor", "statement_executor"]
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +55,20 @@ _SPARK_TEXT = (SparkQuery, SparkCommand, Dml, TableAsSelect)
 
 def _refuse_host_statements(context: StatementContext, statement: Statement) -> None:
     """Spark SQL acting on the host is refused before Spark sees it (host_access)."""
-    if not isinstance(statement, _SPARK_TEXT) or isinstance(statement, MetadataQuery):
-        return
-    allowed = context.session.host_statements
-    if len(allowed) == len(HOST_STATEMENTS):
-        return
-    plan = parse_spark_statement(context.session.spark, statement.text)
-    message = refusal(plan.host_statements, allowed) if plan is not None else None
+    message = host_refusal(context.session, statement)
     if message is not None:
         raise invalid(message)
+
+
+def host_refusal(session: Session, statement: Statement) -> str | None:
+    """Why ``statement`` may not run in ``session`` (it acts on the host), or None."""
+    if not isinstance(statement, _SPARK_TEXT) or isinstance(statement, MetadataQuery):
+        return None
+    allowed = session.host_statements
+    if len(allowed) == len(HOST_STATEMENTS):
+        return None
+    plan = parse_spark_statement(session.spark, statement.text)
+    return refusal(plan.host_statements, allowed) if plan is not None else None
 
 
 def parsed_executor(
