@@ -41,6 +41,8 @@ help:
 	@echo "make typecheck  mypy --strict on src/"
 	@echo "make bench      benchmark suite, about 15 min (ARGS=--quick: about 3 min; see BENCHMARKS.md)"
 	@echo "make bench-quick  the benchmark's quick mode (same as make bench ARGS=--quick)"
+	@echo "make soak       30-minute soak of one gateway under mixed clients (see BENCHMARKS.md)"
+	@echo "make soak-quick the soak's quick mode, about 3 min (+ start-up and drain)"
 	@echo "make clean      remove build artefacts and caches (keeps $(VENV) and data)"
 	@echo "make distclean  clean, and remove $(VENV)"
 
@@ -122,6 +124,19 @@ bench: $(BENCH_STAMP) check-java
 
 bench-quick: $(BENCH_STAMP) check-java
 	$(BIN)/python -m bench --quick $(ARGS)
+
+# Soak: one gateway with default options under mixed clients (REST JSON/Arrow,
+# HiveServer2, a streaming job, expiring sessions, host statements, a 50 M-row
+# SELECT); exits non-zero on a lost result, an unexpected error (a 5xx other than
+# the engine-restart 503) or a host statement that ran. Writes
+# bench/results/soak.json (soak-quick.json for the quick mode). ARGS as for bench.
+.PHONY: soak soak-quick
+
+soak: $(BENCH_STAMP) check-java
+	$(BIN)/python -m bench.soak --duration 30m $(ARGS)
+
+soak-quick: $(BENCH_STAMP) check-java
+	$(BIN)/python -m bench.soak --quick $(ARGS)
 
 # Never touches the data directory (sql-gateway.data-dir, ~/.sparkgate by default).
 clean:

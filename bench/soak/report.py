@@ -1,0 +1,214 @@
+"""The end of a run: figures, the checks that fail it, the printed report, the JSON file."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.soak.settings import SoakSettings
+from bench.soak.stats import Sample
+
+__all__ = ["build", "failures", "render", "slope_mb_per_h", "write"]
+
+_SERIES = ("gateway_mb", "engine_mb", "workers_mb")
+
+
+def slope_mb_per_h(points: Sequence[tuple[float, float]]) -> float | None:
+    """Least-squares slope of (seconds, MB) points, in MB per hour; None under 3 points."""
+    if len(points) < 3:
+        return None
+    n = len(points)
+    mean_t = sum(t for t, _ in points) / n
+    mean_v = sum(v for _, v in points) / n
+    var = sum((t - mean_t) ** 2 for t, _ in points)
+    if var == 0:
+        return None
+    cov = sum((t - mean_t) * (v - mean_v) for t, v in points)
+    return cov / var * 3600.0
+
+
+def _series(samples: Sequence[Sample], name: str, duration_s: float) -> dict[str, Any]:
+    """Start, end, max, and the slope over the second half of ``duration_s``.
+
+    The first half is warm-up (JIT, heap growth, caches); the drain after the
+    duration carries less load, so it is left out of the slope too.
+    """
+    points = [(s.t_s, v) for s in samples if (v := getattr(s, name)) is not None]
+    if not points:
+        return {"start": None, "end": None, "max": None, "slope_mb_per_h": None}
+    slope = slope_mb_per_h([(t, v) for t, v in points if duration_s / 2 <= t <= duration_s])
+    return {
+        "start": points[0][1],
+        "end": points[-1][1],
+        "max": max(v for _, v in points),
+        "slope_mb_per_h": None if slope is None else round(slope, 1),
+    }
+
+
+def _engine(samples: Sequence[Sample]) -> dict[str, Any]:
+    restarts = [s.restarts for s in samples if s.restarts is not None]
+    pids: list[int] = []
+    for sample in samples:
+        pids += [p for p in sample.engine_pids if p not in pids]
+    return {
+        "restarts": max(restarts) if restarts else None,
+        "engine_pids": pids,
+        "samples_not_up": sum(1 for s in samples if s.ready != "UP"),
+    }
+
+
+def build(
+    settings: SoakSettings,
+    snapshot: dict[str, Any],
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """The report as plain data (what the JSON file holds)."""
+    samples: list[Sample] = snapshot["samples"]
+    duration = float(meta["duration_s"])
+    loaded = min(duration, float(meta["planned_duration_s"]))  # the clients' time, not the drain
+    served: dict[str, int] = snapshot["served"]
+    report: dict[str, Any] = {
+        **meta,
+        "mode": "quick" if settings.quick else "full",
+        "statements": {
+            "served": served,
+            "total": sum(served.values()),
+            "per_minute": round(sum(served.values()) / max(duration / 60, 1e-9), 1),
+        },
+        "results": {
+            "verified": snapshot["verified"],
+            "rows_verified": snapshot["rows_verified"],
+            "lost": snapshot["events"].get("problem:lost", 0),
+        },
+        "latency_s": snapshot["latency_s"],
+        "big_select": [asdict(r) for r in snapshot["big_reads"]],
+        "errors": {
+            "by_kind": snapshot["errors"],
+            "expected": snapshot["expected_errors"],
+            "unexpected_5xx": snapshot["unexpected_5xx"],
+            "unexpected_hs2": snapshot["unexpected_hs2"],
+            "unexpected_other": snapshot["unexpected_other"],
+        },
+        "events": snapshot["events"],
+        "engine": _engine(samples),
+        "rss_mb": {name.removesuffix("_mb"): _series(samples, name, loaded) for name in _SERIES},
+        "problems": snapshot["problems"],
+        "samples": [asdict(s) for s in samples],
+    }
+    report["failures"] = failures(report)
+    report["ok"] = not report["failures"]
+    return report
+
+
+def failures(report: dict[str, Any]) -> list[str]:
+    """Why the run failed: each a line; empty when it passed."""
+    problems: dict[str, list[str]] = report["problems"]
+    events: dict[str, int] = report["events"]
+    out: list[str] = []
+    lost = report["results"]["lost"]
+    if lost:
+        out.append(f"{lost} lost results (rows missing, extra or wrong)")
+    unexpected_5xx = sum(report["errors"]["unexpected_5xx"].values())
+    if unexpected_5xx:
+        out.append(f"{unexpected_5xx} REST 5xx other than the engine-restart 503")
+    unexpected_hs2 = sum(report["errors"]["unexpected_hs2"].values())
+    if unexpected_hs2:
+        out.append(f"{unexpected_hs2} HiveServer2 error statuses (not an engine restart)")
+    for sort in ("harmful ran", "refusal without the option"):
+        if sort in problems:
+            out.append(f"{events[f'problem:{sort}']} x {sort}")
+    for sort in ("gateway exited", "streaming job", "session not expired", "client crashed"):
+        if sort in problems:
+            out.append(f"{events[f'problem:{sort}']} x {sort}")
+    unexpected_other = sum(report["errors"]["unexpected_other"].values())
+    if unexpected_other:
+        out.append(f"{unexpected_other} other unexpected errors (4xx, transport)")
+    return out
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _slope(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+,.0f}"
+
+
+def _counts(title: str, counts: dict[str, int]) -> list[str]:
+    if not counts:
+        return [f"{title}: none"]
+    width = max(len(k) for k in counts)
+    return [f"{title}:"] + [f"  {k:<{width}}  {v:>8,}" for k, v in counts.items()]
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text, for the terminal."""
+    lines = [
+        f"sparkgate soak ({report['mode']}): {report['duration_s'] / 60:.1f} min "
+        f"({report['planned_duration_s'] / 60:.0f} planned), "
+        f"{report['statements']['total']:,} statements "
+        f"({report['statements']['per_minute']:,.0f}/min)",
+        "",
+        *_counts("Statements served", report["statements"]["served"]),
+        *_latency_lines(report["latency_s"]),
+        *_counts("Results verified", report["results"]["verified"]),
+        f"Lost results: {report['results']['lost']}",
+        *_big_lines(report["big_select"]),
+        *_counts("Errors by kind", report["errors"]["by_kind"]),
+        f"Unexpected: REST 5xx {sum(report['errors']['unexpected_5xx'].values())}, "
+        f"HiveServer2 errors {sum(report['errors']['unexpected_hs2'].values())}, "
+        f"other {sum(report['errors']['unexpected_other'].values())} "
+        f"(expected engine-restart 503 and lost sessions: "
+        f"{sum(report['errors']['expected'].values())})",
+        f"Engine restarts: {report['engine']['restarts']} "
+        f"(JVM pids {report['engine']['engine_pids']})",
+        *_counts("Events", report["events"]),
+        "",
+        "RSS (MB)      start      end      max   slope MB/h (2nd half)",
+    ]
+    for name, series in report["rss_mb"].items():
+        lines.append(
+            f"  {name:<9} {_mb(series['start']):>7} {_mb(series['end']):>8} "
+            f"{_mb(series['max']):>8}   {_slope(series['slope_mb_per_h']):>8}"
+        )
+    if report["mode"] == "quick":
+        lines.append("  (quick run: the slope is warm-up; the 30-minute run's is the figure)")
+    lines.append("")
+    if report["interrupted"]:
+        lines.append("INTERRUPTED: the figures cover only part of the planned run")
+    if report["failures"]:
+        lines += ["FAILED:", *(f"  - {f}" for f in report["failures"])]
+        for sort, details in report["problems"].items():
+            lines += [f"  {sort}:", *(f"    {d[:400]}" for d in details[:5])]
+    else:
+        lines.append("PASSED: no lost results, no unexpected errors, every host statement refused")
+    return "\n".join(lines)
+
+
+def _latency_lines(latency: dict[str, dict[str, float]]) -> list[str]:
+    if not latency:
+        return []
+    width = max(len(k) for k in latency)
+    return [f"Latency, submit to last row (s):  {'p50':>7} {'p95':>7} {'max':>7}"] + [
+        f"  {k:<{width}}  {v['p50']:>7.2f} {v['p95']:>7.2f} {v['max']:>7.2f}"
+        for k, v in latency.items()
+    ]
+
+
+def _big_lines(reads: list[dict[str, Any]]) -> list[str]:
+    if not reads:
+        return ["Big SELECT: none ran"]
+    return ["Big SELECT (Arrow, read to the end):"] + [
+        f"  at {r['t_s'] / 60:5.1f} min: {r['rows']:,} rows in {r['seconds']:.0f} s "
+        f"({'ok' if r['ok'] else r['detail']})"
+        for r in reads
+    ]
+
+
+def write(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
