@@ -195,4 +195,6 @@ def test_entry_point_registers_the_factory() -> None:
         "max-body-size",
         "fetch-max-rows",
         "cors.allowed-origins",
+        "header-timeout",
+        "keep-alive-timeout",
     ]

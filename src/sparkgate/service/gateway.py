@@ -91,6 +91,7 @@ from sparkgate.service.statements.dispatch import (
 from sparkgate.service.statements.kinds import Statement
 from sparkgate.service.statements.overwrite import HOOK_KIND as OVERWRITE_HOOK
 from sparkgate.service.statements.overwrite import OverwriteHook
+from sparkgate.service.statements.parse_limit import ParseLimit, ParseTimeoutError
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
@@ -149,6 +150,7 @@ class SparkGatewayService:
         self._buffer_bytes = config.get(options.RESULT_BUFFER_SIZE)
         self._host_statements = config.get(options.ALLOWED_HOST_STATEMENTS)
         self._max_statement_length = config.get(options.STATEMENT_MAX_LENGTH)
+        self._parse_limit = ParseLimit.from_config(config)
         self._partition_window = config.get(options.RESULT_PARTITION_WINDOW)
         self._pool = WorkerPool(
             config.get(options.WORKER_THREADS_MIN),
@@ -535,7 +537,7 @@ class SparkGatewayService:
     ) -> None:
         target = self._session(session)
         self._check_length(statement)
-        parsed = parse_statement(statement)
+        parsed = self._parse_limit.parse(statement)
         if not parsed.allowed_in_configure_session:
             raise UnsupportedStatementError(
                 "configure-session only accepts SET, RESET, CREATE, DROP, ALTER, USE, "
@@ -549,7 +551,7 @@ class SparkGatewayService:
         """Run a parsed statement on the caller's thread; raises its failure."""
         operation = self._new_operation(
             session,
-            parsed_executor(session, parsed),
+            parsed_executor(session, parsed, parse_limit=self._parse_limit),
             statement=parsed.text,
             timeout=timeout,
         )
@@ -575,7 +577,7 @@ class SparkGatewayService:
         self._refuse_at_once(target, statement)
         operation = self._new_operation(
             target,
-            statement_executor(target, statement, config),
+            statement_executor(target, statement, config, parse_limit=self._parse_limit),
             statement=statement,
             timeout=timeout,
             config=config,
@@ -586,9 +588,13 @@ class SparkGatewayService:
         """A statement acting on the host is refused as it is submitted (a 4xx), not
         when it runs; the statement's own run checks again (statement sets, ...)."""
         try:
-            parsed = parse_statement(statement)
+            parsed = self._parse_limit.parse(statement)
+        except ParseTimeoutError:
+            raise  # a 400 now, not the same wait again in the operation
         except GatewayError:
             return  # the operation reports the parse error, as for any statement
+        # Spark's parse within the limit (a 400 past it); host_refusal finds it cached.
+        self._parse_limit.check_spark(session.spark, parsed)
         message = host_refusal(session, parsed)
         if message is not None:
             raise UnsupportedStatementError(message)

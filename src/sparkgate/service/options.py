@@ -63,6 +63,7 @@ __all__ = [
     "SESSION_POOL_MIN_SHARE",
     "SESSION_POOL_WEIGHT",
     "STATEMENT_MAX_LENGTH",
+    "STATEMENT_PARSE_TIMEOUT",
     "STATE_TTL",
     "WORKER_KEEPALIVE_TIME",
     "WORKER_THREADS_MAX",
@@ -195,6 +196,18 @@ STATEMENT_MAX_LENGTH = int_option(
     "before anything parses it (REST: 400). Parsing time grows with length: a 9 MB "
     "statement kept a worker busy for 25 s.",
     min_value=1,
+)
+
+STATEMENT_PARSE_TIMEOUT = duration_option(
+    "sql-gateway.statement.parse-timeout",
+    timedelta(seconds=10),
+    "How long parsing one statement may take, for the gateway's parser and for Spark's, "
+    "each. A statement past it fails with an error naming this option (REST: 400 as it "
+    "is submitted, or its failure on fetch, as a syntax error's). Spark's parser cannot be "
+    "interrupted: its parse is left to finish in the JVM, at most two at once; past that "
+    "a slow parse keeps its worker to the end and then fails the same way. 0 disables "
+    "the limit.",
+    min_value=timedelta(0),
 )
 
 RESULT_BUFFER_ROWS = int_option(
@@ -416,6 +429,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
     STATEMENT_MAX_LENGTH,
+    STATEMENT_PARSE_TIMEOUT,
     SESSION_POOL_WEIGHT,
     SESSION_POOL_MIN_SHARE,
     SESSION_MAX_RUNNING,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sparkgate.api.errors import SqlParseError
+from sparkgate.sql.deadline import CHECK_EVERY, check_deadline
 
 __all__ = [
     "Token",
@@ -191,6 +192,8 @@ def tokenize(text: str) -> list[Token]:
             else:
                 kind, i = _SINGLE_PUNCTUATION.get(ch, TokenKind.OPERATOR), i + 1
         tokens.append(Token(kind, text[start:i], start, i, terminated))
+        if not len(tokens) % CHECK_EVERY:
+            check_deadline()
     return tokens
 
 

@@ -19,6 +19,10 @@ from sparkgate.api.config import ConfigOption
 from sparkgate.api.endpoint import Endpoint, EndpointContext
 from sparkgate.api.errors import ConfigurationError, EndpointError
 from sparkgate.api.service import GatewayService
+from sparkgate.endpoints.hiveserver2.connection_logs import (
+    flush_connection_logs,
+    limit_connection_logs,
+)
 from sparkgate.endpoints.hiveserver2.handler import (
     ENDPOINT_ID,
     CLIServiceHandler,
@@ -89,6 +93,7 @@ class HiveServer2Endpoint:
         if self._started:
             return
         settings = self.settings
+        limit_connection_logs()
         try:
             if settings.serves_binary:
                 self._binary = BinaryServer(
@@ -128,6 +133,7 @@ class HiveServer2Endpoint:
         binary, self._binary = self._binary, None
         if binary is not None:
             binary.stop()
+        flush_connection_logs()
         if self._started:
             log.info("HiveServer2 endpoint stopped")
         self._started = False

@@ -6,6 +6,8 @@ as Hive's HTTP mode. Credentials come with every request as HTTP Basic
 authentication; with ``PLAIN`` they are checked against the password file and
 a wrong one is answered 401. Sessions are not tied to connections here (an
 HTTP client may use several): they end with CloseSession or the idle timeout.
+Connection failures are logged at most once per kind per minute
+(:mod:`.connection_logs`), never as a traceback on stderr.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport import TTransport
 
 __all__ = ["HttpServer"]
@@ -61,6 +65,15 @@ class _Server(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self.owner.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # socketserver prints a traceback to stderr for each connection that fails,
+        # e.g. each client gone before its answer was written.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            log.debug("HiveServer2 HTTP connection from %s ended: %s", client_address, exc)
+        else:
+            log.exception("HiveServer2 HTTP connection from %s failed", client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -119,6 +132,12 @@ class _Handler(BaseHTTPRequestHandler):
         oprot = TBinaryProtocol(otrans)
         try:
             owner.run_call(iprot, oprot, user or None)
+        except (TTransport.TTransportException, TProtocolException) as exc:
+            # A body that is not one Thrift call: the client's doing, no traceback.
+            peer = self.client_address
+            log.warning("HiveServer2 HTTP call from %s could not be read: %s", peer, exc)
+            self._plain(500, "The Thrift call could not be processed.\n")
+            return
         except Exception:
             log.exception("HiveServer2 HTTP call failed")
             self._plain(500, "The Thrift call could not be processed.\n")

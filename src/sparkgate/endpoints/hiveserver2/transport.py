@@ -10,7 +10,8 @@ byte tells the kinds apart: ``0x01`` is a SASL ``START`` frame, ``0x80`` an
 unframed binary-protocol message (NOSASL, as PyHive and impyla send it), and
 ``0x00`` a framed one (the high byte of a 4-byte frame length). When the
 connection ends, the sessions it opened and did not close are closed, which
-cancels whatever they still run.
+cancels whatever they still run. Connection failures are logged at most
+once per kind per minute (:mod:`.connection_logs`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport import TSocket, TTransport
 
 from sparkgate.endpoints.hiveserver2.sasl import START, AuthenticationError, negotiate_plain
@@ -150,6 +152,9 @@ class BinaryServer:
             self._serve(protocol, user)
         except AuthenticationError as exc:
             log.info("HiveServer2 connection from %s refused: %s", peer, exc)
+        except TProtocolException as exc:
+            # Bytes that are not Thrift's binary protocol: the client's fault, not ours.
+            log.info("HiveServer2 connection from %s sent a malformed message: %s", peer, exc)
         except (OSError, ConnectionError) as exc:
             log.debug("HiveServer2 connection from %s ended: %s", peer, exc)
         except Exception:

@@ -28,6 +28,8 @@ __all__ = [
     "BIND_PORT",
     "FETCH_MAX_ROWS",
     "FETCH_TIMEOUT",
+    "HEADER_TIMEOUT",
+    "KEEP_ALIVE_TIMEOUT",
     "MAX_BODY_SIZE",
     "OPTION_PREFIX",
     "PORT",
@@ -132,6 +134,23 @@ CORS_ALLOWED_ORIGINS = list_option(
     "from a browser (CORS). Empty, the default, answers no cross-origin request: with "
     "JSON required on every request body, a page elsewhere cannot post to the gateway.",
 )
+HEADER_TIMEOUT = duration_option(
+    "header-timeout",
+    timedelta(seconds=20),
+    "How long a client may take to send a request's line and headers, from the "
+    "connection's opening or the first byte of a later request on it. A client past it "
+    "(one that sends nothing, or its headers a byte at a time) gets 408 and its "
+    "connection is closed; it holds no worker meanwhile.",
+    min_value=timedelta(milliseconds=1),
+)
+KEEP_ALIVE_TIMEOUT = duration_option(
+    "keep-alive-timeout",
+    timedelta(seconds=5),
+    "How long an idle keep-alive connection stays open after a response, waiting for "
+    "the next request (whole seconds, rounded up). Best not below clients' own expiry of "
+    "idle connections (httpx: 5 s), or they may send on a connection closed under them.",
+    min_value=timedelta(seconds=1),
+)
 
 REST_OPTIONS: tuple[ConfigOption[Any], ...] = (
     ADDRESS,
@@ -142,6 +161,8 @@ REST_OPTIONS: tuple[ConfigOption[Any], ...] = (
     MAX_BODY_SIZE,
     FETCH_MAX_ROWS,
     CORS_ALLOWED_ORIGINS,
+    HEADER_TIMEOUT,
+    KEEP_ALIVE_TIMEOUT,
 )
 
 
@@ -157,6 +178,8 @@ class RestSettings:
     max_body_size: int = 10 * 1024 * 1024
     fetch_max_rows: int = 10000
     cors_allowed_origins: tuple[str, ...] = ()
+    header_timeout: float = 20.0
+    keep_alive_timeout: float = 5.0
 
     @classmethod
     def from_config(cls, config: Configuration) -> RestSettings:
@@ -172,4 +195,6 @@ class RestSettings:
             max_body_size=config.get(MAX_BODY_SIZE),
             fetch_max_rows=config.get(FETCH_MAX_ROWS),
             cors_allowed_origins=config.get(CORS_ALLOWED_ORIGINS),
+            header_timeout=config.get(HEADER_TIMEOUT).total_seconds(),
+            keep_alive_timeout=config.get(KEEP_ALIVE_TIMEOUT).total_seconds(),
         )

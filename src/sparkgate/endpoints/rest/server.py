@@ -4,12 +4,15 @@ The endpoint binds its socket itself before uvicorn starts, so a port range
 (``8083-8090``) takes the first free port and port 0 any free one, and
 :attr:`RestEndpoint.address` reports the port really bound. Off the main
 thread uvicorn installs no signal handlers: the launcher owns the signals.
+Connections run uvicorn's h11 protocol with a time limit on request headers,
+and their failures are logged at a limited rate (:mod:`.connections`).
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import math
 import socket
 import threading
 import time
@@ -19,6 +22,11 @@ import uvicorn
 from sparkgate.api.errors import EndpointError
 from sparkgate.api.service import GatewayService
 from sparkgate.endpoints.rest.app import create_app
+from sparkgate.endpoints.rest.connections import (
+    flush_connection_logs,
+    http_protocol,
+    limit_connection_logs,
+)
 from sparkgate.endpoints.rest.options import RestSettings
 
 __all__ = ["RestEndpoint", "bind_socket"]
@@ -83,8 +91,11 @@ class RestEndpoint:
                 return
             sock = bind_socket(self.settings.bind_address, self.settings.bind_ports)
             self._port = sock.getsockname()[1]
+            limit_connection_logs()
             config = uvicorn.Config(
                 create_app(self._service, self.settings),
+                http=http_protocol(self.settings.header_timeout),
+                timeout_keep_alive=max(1, math.ceil(self.settings.keep_alive_timeout)),
                 log_config=None,
                 access_log=False,
                 lifespan="off",
@@ -135,4 +146,5 @@ class RestEndpoint:
         if thread.is_alive():
             server.force_exit = True
             thread.join(_SHUTDOWN_TIMEOUT)
+        flush_connection_logs()
         log.info("REST endpoint stopped")

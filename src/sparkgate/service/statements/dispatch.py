@@ -28,7 +28,7 @@ from sparkgate.service.statements.kinds import (
     Statement,
     TableAsSelect,
 )
-from sparkgate.service.statements.parser import parse_statement
+from sparkgate.service.statements.parse_limit import NO_LIMIT, ParseLimit
 from sparkgate.service.statements.registry import Registry
 from sparkgate.service.statements.remembered import remember
 
@@ -38,9 +38,15 @@ log = logging.getLogger(__name__)
 
 
 def execute(
-    context: StatementContext, statement: Statement, registry: Registry | None = None
+    context: StatementContext,
+    statement: Statement,
+    registry: Registry | None = None,
+    parse_limit: ParseLimit = NO_LIMIT,
 ) -> Execution:
     """Run a parsed statement with its handler."""
+    if parse_limit.enabled:
+        # Spark's parse first, within the limit; the handlers find its plans cached.
+        parse_limit.check_spark(context.session.spark, statement)
     if context.state.in_statement_set and not isinstance(statement, EndStatementSet):
         return statement_set.add(context, statement)
     _refuse_host_statements(context, statement)
@@ -76,13 +82,14 @@ def parsed_executor(
     statement: Statement,
     config: Mapping[str, str] | None = None,
     registry: Registry | None = None,
+    parse_limit: ParseLimit = NO_LIMIT,
 ) -> Executor:
     """The executor an operation runs for an already parsed ``statement``."""
 
     def run(operation: Operation) -> Execution:
         log.info("Executing %s statement", _label(statement))
         context = StatementContext(session, operation, dict(config or {}))
-        return execute(context, statement, registry)
+        return execute(context, statement, registry, parse_limit)
 
     return run
 
@@ -97,15 +104,17 @@ def statement_executor(
     statement: str,
     config: Mapping[str, str] | None = None,
     registry: Registry | None = None,
+    parse_limit: ParseLimit = NO_LIMIT,
 ) -> Executor:
     """The executor an operation runs for ``statement`` in ``session``.
 
     ``config`` holds the statement's own options; they win over the
     session's for this statement, the gateway's options as Spark's.
+    ``parse_limit`` bounds the time the gateway's and Spark's parsers take.
     """
 
     def run(operation: Operation) -> Execution:
-        parsed = parse_statement(statement)
-        return parsed_executor(session, parsed, config, registry)(operation)
+        parsed = parse_limit.parse(statement)
+        return parsed_executor(session, parsed, config, registry, parse_limit)(operation)
 
     return run
