@@ -22,6 +22,7 @@ from sparkgate.server.launcher import load_gateway_configuration
 from sparkgate.server.pidfiles import SQL_CLIENT
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.sql.secret_logs import SecretMaskingFilter, install_secret_masking
 
 __all__ = [
     "CLIENT_LOG_FILE",
@@ -52,7 +53,11 @@ def data_dir(config: Configuration) -> Path:
 
 
 def configure_client_logging(config: Configuration, *, debug: bool = False) -> Path:
-    """Log to ``<data-dir>/log/sql-client.log`` only: nothing reaches the terminal."""
+    """Log to ``<data-dir>/log/sql-client.log`` only: nothing reaches the terminal.
+
+    Secret values are masked, as in the gateway's log.
+    """
+    install_secret_masking()
     log_dir = data_dir(config) / "log"
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / CLIENT_LOG_FILE
@@ -63,6 +68,7 @@ def configure_client_logging(config: Configuration, *, debug: bool = False) -> P
         path, maxBytes=20 * 1024 * 1024, backupCount=3, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.addFilter(SecretMaskingFilter())
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)
     logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -96,7 +96,7 @@ from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
-from sparkgate.sql.secrets import masked_options
+from sparkgate.sql.secrets import masked_options, remember_secrets
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -143,6 +143,8 @@ class SparkGatewayService:
 
     def __init__(self, config: Configuration, spark: SparkSession | None = None) -> None:
         self.config = config
+        # Its secret values are masked wherever they show (logs, operation logs, errors).
+        remember_secrets(config.to_dict(), pinned=True)
         self._spark = spark
         self._owns_spark = False
         self._buffer_rows = config.get(options.RESULT_BUFFER_ROWS)
@@ -511,6 +513,7 @@ class SparkGatewayService:
     # -- sessions --------------------------------------------------------------
     def open_session(self, environment: SessionEnvironment) -> SessionHandle:
         self._require_engine()
+        remember_secrets(environment.config)
         return self._sessions.open(environment).handle
 
     def close_session(self, session: SessionHandle) -> None:

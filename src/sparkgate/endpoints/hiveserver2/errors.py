@@ -26,6 +26,7 @@ from sparkgate.api.errors import (
     SqlParseError,
     StatementError,
 )
+from sparkgate.sql.secrets import mask_secrets
 
 __all__ = [
     "TIMEOUT_SQL_STATE",
@@ -74,7 +75,12 @@ def _sql_state(exc: BaseException) -> str | None:
 
 
 def error_message(exc: BaseException) -> str:
-    """What a client shows for ``exc``."""
+    """What a client shows for ``exc`` (secret values masked: messages may quote
+    the statement)."""
+    return mask_secrets(_error_message(exc))
+
+
+def _error_message(exc: BaseException) -> str:
     if isinstance(exc, HiveServer2Error):
         return exc.message
     if isinstance(exc, ExecutionError):

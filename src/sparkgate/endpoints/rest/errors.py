@@ -39,6 +39,7 @@ from sparkgate.api.errors import (
     StatementError,
 )
 from sparkgate.endpoints.rest.responses import json_response
+from sparkgate.sql.secrets import mask_secrets
 
 __all__ = [
     "FLINK_GATEWAY_EXCEPTION",
@@ -92,7 +93,8 @@ def server_side_trace(action: str, causes: Sequence[str], frames: Sequence[str] 
     lines = [SERVER_SIDE_START, f"{FLINK_GATEWAY_EXCEPTION}: Failed to {action}."]
     lines += [f"\tat {frame}" for frame in frames] or [unknown]
     for cause in causes:
-        lines += [f"Caused by: {cause.rstrip()}", unknown]
+        # Messages may quote the statement, or a value of it: secrets never leave.
+        lines += [f"Caused by: {mask_secrets(cause.rstrip())}", unknown]
     # Java's trace ends with a line break, then Flink adds its own before the end marker.
     lines += ["", SERVER_SIDE_END]
     return "\n".join(lines)
@@ -147,7 +149,7 @@ def error_response(exc: BaseException, action: str) -> Response:
         log.debug("%s refused (%d): %s", action, status, exc)
         retry = exc.retry_after_s if isinstance(exc, EngineUnavailableError) else 5
         headers = {"Retry-After": str(retry)} if status == 503 else None
-        return json_response(error_body(str(exc)), status, headers=headers)
+        return json_response(error_body(mask_secrets(str(exc))), status, headers=headers)
     if isinstance(exc, ExecutionError):
         log.info("%s: statement failed: %s", action, exc.root_cause)
         return _server_error(action, exc.causes or (exc.message,), exc)

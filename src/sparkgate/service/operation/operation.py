@@ -35,6 +35,7 @@ from sparkgate.api.status import OperationStatus, OperationType, check_transitio
 from sparkgate.api.types import ResultSchema
 from sparkgate.service.result.buffer import BufferClosedError, ResultBuffer
 from sparkgate.service.result.fetcher import ResultFetcher, ResultTraits
+from sparkgate.sql.secrets import mask_secrets
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -319,9 +320,8 @@ class Operation:
         error = self._error
         if isinstance(error, GatewayError):
             return error
-        return ExecutionError(
-            f"{type(error).__name__}: {error}", causes=(f"{type(error).__name__}: {error}",)
-        )
+        text = mask_secrets(f"{type(error).__name__}: {error}")  # Spark's messages quote values
+        return ExecutionError(text, causes=(text,))
 
     def result_schema(self, wait: float | None = None) -> ResultSchema:
         self._wait_ready(3600.0 if wait is None else wait)

@@ -3,6 +3,7 @@
 Worker threads mark the operation they run; a handler on the ``sparkgate``
 and ``py4j`` loggers copies records emitted on such a thread into the
 operation, so ``fetch_log`` shows what happened for that statement alone.
+Secret values are masked in every line (:mod:`sparkgate.sql.secret_logs`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from sparkgate.sql.secret_logs import install_secret_masking, mask_record
 
 if TYPE_CHECKING:
     from sparkgate.service.operation.operation import Operation
@@ -34,11 +37,20 @@ def operation_context(operation: Operation) -> Iterator[None]:
 
 
 class OperationLogHandler(logging.Handler):
+    """Copies the records of a thread running an operation into its log, masked."""
+
+    def __init__(self, level: int = logging.NOTSET) -> None:
+        super().__init__(level)
+        # A service running in another program's process (an embedding application,
+        # tests) masks every record there too, not only those of its operations.
+        install_secret_masking()
+
     def emit(self, record: logging.LogRecord) -> None:
         operation = getattr(_current, "operation", None)
         if operation is None:
             return
         try:
+            mask_record(record)  # a record made before masking was installed
             operation.append_log(_FORMAT.format(record))
         except Exception:
             self.handleError(record)

@@ -108,3 +108,6 @@ class WorkerPool:
                 task()  # type: ignore[operator]
             except BaseException:  # a task must never kill its worker
                 log.exception("Uncaught error in a gateway worker task")
+            # An idle worker must not hold its last task (an operation, and through it
+            # a closed session and its Spark session).
+            del task

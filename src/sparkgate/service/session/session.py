@@ -31,6 +31,7 @@ from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.pools import remove_pool
+from sparkgate.service.spark.release import released
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -284,9 +285,12 @@ class Session:
         return recipe
 
     def close(self) -> None:
-        self.operations.close_all()
-        self.resources.remove()
-        remove_pool(self.spark.sparkContext, self.own_pool)
+        try:
+            self.operations.close_all()
+            self.resources.remove()
+            remove_pool(self.spark.sparkContext, self.own_pool)
+        finally:
+            released(self.spark)  # its Spark session leaves the JVM in seconds, not hours
 
 
 @contextlib.contextmanager

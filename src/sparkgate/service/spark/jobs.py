@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
 from sparkgate.service.spark.pools import POOL_PROPERTY
-from sparkgate.sql.secrets import masked_statement
+from sparkgate.sql.secrets import mask_secrets, masked_statement
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -130,6 +130,7 @@ def to_execution_error(exc: BaseException) -> ExecutionError:
 
     The chain comes from the JVM exception when there is one (outermost first,
     ``class: message`` as Java prints it), else from Python's ``__cause__``.
+    Secret values in them (Spark's messages quote the statement) are masked.
     """
     if isinstance(exc, ExecutionError):
         return exc
@@ -165,9 +166,11 @@ def to_execution_error(exc: BaseException) -> ExecutionError:
             causes.append(f"{type(current).__name__}: {_python_message(current)}")
             current = current.__cause__ or current.__context__
             seen += 1
-    message = _python_message(exc)
     return ExecutionError(
-        message, causes=tuple(causes), error_class=error_class, sql_state=sql_state
+        mask_secrets(_python_message(exc)),
+        causes=tuple(mask_secrets(cause) for cause in causes),
+        error_class=error_class,
+        sql_state=sql_state,
     )
 
 
