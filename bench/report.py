@@ -20,6 +20,7 @@ __all__ = [
     "compute_goals",
     "compute_ratios",
     "machine_info",
+    "merge",
     "render_markdown",
     "render_text",
     "update_markdown",
@@ -41,6 +42,8 @@ TITLES = {
     "fetch_large": "Fetch {rows} rows x 5 columns",
     "concurrency": "Concurrency",
     "memory": "Server memory (RSS of the process tree, MiB)",
+    "fair_sharing": "Short queries during a long scan in another session (ms)",
+    "large_result": "Large result read to the end as ARROW (RSS in MiB)",
 }
 
 #: Goals printed next to the figures; never asserted.
@@ -55,7 +58,11 @@ GOALS: dict[str, str] = {
         "gateway Python process RSS growth during the large fetch below half the "
         "result's Arrow size (bounded by the result buffer, not the result)"
     ),
+    "fair_p99": "REST short-query p99 during a long scan under 1 s (FAIR, the default)",
 }
+
+#: (title, header, rows, notes printed under the table)
+Table = tuple[str, list[str], list[list[str]], list[str]]
 
 
 # --------------------------------------------------------------------------- machine
@@ -199,8 +206,7 @@ def compute_goals(workloads: dict[str, Any], ratios: dict[str, Any]) -> list[dic
     if rest and thrift and "queries_per_s" in rest and "queries_per_s" in thrift:
         met = rest["queries_per_s"] > thrift["queries_per_s"] and rest.get("errors", 1) == 0
         value = (
-            f"{rest['queries_per_s']} vs {thrift['queries_per_s']} q/s, "
-            f"{rest.get('errors')} errors"
+            f"{rest['queries_per_s']} vs {thrift['queries_per_s']} q/s, {rest.get('errors')} errors"
         )
         add("concurrency", value, met)
     else:
@@ -221,7 +227,73 @@ def compute_goals(workloads: dict[str, Any], ratios: dict[str, Any]) -> list[dic
         )
     else:
         add("memory_bounded", None, None)
+
+    fair = _entries(workloads.get("fair_sharing", {}))
+    during = (fair.get("rest") or {}).get("during_scan_ms") or {}
+    fifo = (fair.get("rest-fifo") or {}).get("during_scan_ms") or {}
+    if during.get("n"):
+        value = f"p99 {during['p99']:,.0f} ms, p50 {during['median']:,.0f} ms"
+        if fifo.get("n"):
+            value += f" (FIFO: p99 {fifo['p99']:,.0f} ms, p50 {fifo['median']:,.0f} ms)"
+        add("fair_p99", value, during["p99"] < 1000)
+    else:
+        add("fair_p99", None, None)
     return goals
+
+
+# --------------------------------------------------------------------------- merging
+
+
+def merge(base: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
+    """``base`` (a complete run) with the workloads of ``partial`` (an ``--only``
+    run on the same Spark settings) put in, ratios and goals recomputed.
+
+    Raises:
+        ValueError: the two runs differ in mode or Spark settings.
+    """
+    pairs = {
+        "mode": (base.get("mode"), partial.get("mode")),
+        "Spark settings": (base["settings"].get("spark"), partial["settings"].get("spark")),
+    }
+    for what, (mine, theirs) in pairs.items():
+        if mine != theirs:
+            raise ValueError(f"the runs differ in {what}: {mine} and {theirs}")
+    names = sorted(partial["workloads"])
+    doc = dict(base)
+    doc["workloads"] = {**base["workloads"], **partial["workloads"]}
+    # The partial run's settings hold the sizes of the workloads it ran.
+    doc["settings"] = {**base["settings"], **partial["settings"]}
+    doc["ratios"] = compute_ratios(doc["workloads"])
+    doc["goals"] = compute_goals(doc["workloads"], doc["ratios"])
+    earlier = [
+        {**m, "workloads": [w for w in m["workloads"] if w not in names]}
+        for m in base.get("merged", [])
+    ]
+    doc["merged"] = [m for m in earlier if m["workloads"]] + [
+        {
+            "workloads": names,
+            "started_at": partial["started_at"],
+            "duration_s": partial["duration_s"],
+            "load_avg": partial.get("load_avg"),
+            "targets": sorted(k for k, v in partial["targets"].items() if v.get("available")),
+        }
+    ]
+    return doc
+
+
+def _merged_lines(doc: dict[str, Any]) -> list[str]:
+    return [
+        f"{', '.join(f'`{w}`' for w in m['workloads'])}: from the run of {m['started_at']} "
+        f"({m['duration_s']:.0f} s; `--only {','.join(m['workloads'])} "
+        f"--targets {','.join(m['targets'])}`{_load(m)}), merged into this one."
+        for m in doc.get("merged", [])
+    ]
+
+
+def _load(doc: dict[str, Any]) -> str:
+    """The 1-minute load average at the start and end of a run, when recorded."""
+    load = doc.get("load_avg")
+    return f"; load average {load['start']} / {load['end']} at start / end" if load else ""
 
 
 # --------------------------------------------------------------------------- formatting
@@ -249,11 +321,11 @@ def _rows_label(rows: int) -> str:
     return str(rows)
 
 
-def _tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) for every workload that ran."""
+def _tables(doc: dict[str, Any]) -> list[Table]:
+    """(title, header, rows, notes) for every workload that ran."""
     workloads = doc["workloads"]
     ratios = doc["ratios"]
-    tables: list[tuple[str, list[str], list[list[str]]]] = []
+    tables: list[Table] = []
     for name in LATENCY:
         if name not in workloads:
             continue
@@ -277,12 +349,20 @@ def _tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
             if e.get("error"):
                 row[-1] += f"  ERROR {e['error'][:80]}"
             rows.append(row)
-        tables.append((TITLES[name], head, rows))
+        tables.append((TITLES[name], head, rows, []))
     for name in FETCH:
         if name not in workloads:
             continue
-        head = ["target", "n", "median s", "min-max s", "rows/s", "vs in-process", "vs Thrift",
-                "peak RSS MiB"]
+        head = [
+            "target",
+            "n",
+            "median s",
+            "min-max s",
+            "rows/s",
+            "vs in-process",
+            "vs Thrift",
+            "peak RSS MiB",
+        ]
         rows = []
         for key, e in _entries(workloads[name]).items():
             r = ratios.get(name, {}).get(key, {})
@@ -300,10 +380,18 @@ def _tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
                 row[-1] += f"  ERROR {e['error'][:80]}"
             rows.append(row)
         title = TITLES[name].format(rows=_rows_label(int(workloads[name].get("_rows", 0))))
-        tables.append((title, head, rows))
+        tables.append((title, head, rows, []))
     if "concurrency" in workloads:
-        head = ["target", "sessions x queries", "queries/s", "p50 ms", "p99 ms", "errors",
-                "vs in-process", "vs Thrift"]
+        head = [
+            "target",
+            "sessions x queries",
+            "queries/s",
+            "p50 ms",
+            "p99 ms",
+            "errors",
+            "vs in-process",
+            "vs Thrift",
+        ]
         rows = []
         for key, e in _entries(workloads["concurrency"]).items():
             lat = e.get("latency_ms") or {}
@@ -321,28 +409,123 @@ def _tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
             if e.get("first_error") or e.get("error"):
                 row[-1] += f"  ERROR {(e.get('first_error') or e.get('error'))[:80]}"
             rows.append(row)
-        tables.append((TITLES["concurrency"], head, rows))
+        tables.append((TITLES["concurrency"], head, rows, []))
+    if "fair_sharing" in workloads:
+        tables.append(_fair_table(workloads["fair_sharing"]))
     if "memory" in workloads:
-        head = ["target", "idle", "idle sessions", "with sessions", "KiB/session",
-                "after close", "peak during large fetch", "root process idle / peak"]
+        head = [
+            "target",
+            "idle",
+            "idle sessions",
+            "with sessions",
+            "KiB/session",
+            "after close",
+            "peak during large fetch",
+            "root process idle / peak",
+        ]
         large = _entries(workloads.get("fetch_large", {}))
         rows = []
         for key, e in _entries(workloads["memory"]).items():
             mine = [v for v in large.values() if v.get("target") == key]
             peaks = [v["peak_rss_mib"] for v in mine if v.get("peak_rss_mib")]
             roots = [v["peak_root_rss_mib"] for v in mine if v.get("peak_root_rss_mib")]
-            rows.append([
-                _label(doc, key),
-                _fmt(e.get("idle_mib")),
-                _fmt(e.get("idle_sessions")),
-                _fmt(e.get("with_sessions_mib")),
-                _fmt(e.get("kib_per_session")),
-                _fmt(e.get("after_close_mib")),
-                _fmt(max(peaks)) if peaks else "-",
-                f"{_fmt(e.get('idle_root_mib'))} / {_fmt(max(roots)) if roots else '-'}",
-            ])
-        tables.append((TITLES["memory"], head, rows))
+            rows.append(
+                [
+                    _label(doc, key),
+                    _fmt(e.get("idle_mib")),
+                    _fmt(e.get("idle_sessions")),
+                    _fmt(e.get("with_sessions_mib")),
+                    _fmt(e.get("kib_per_session")),
+                    _fmt(e.get("after_close_mib")),
+                    _fmt(max(peaks)) if peaks else "-",
+                    f"{_fmt(e.get('idle_root_mib'))} / {_fmt(max(roots)) if roots else '-'}",
+                ]
+            )
+        tables.append((TITLES["memory"], head, rows, []))
+    if "large_result" in workloads:
+        tables.append(_large_table(workloads["large_result"]))
     return tables
+
+
+def _failure(section: dict[str, Any]) -> list[str]:
+    """A workload that crashed or was skipped as a whole."""
+    for key in ("_error", "_skipped"):
+        if section.get(key):
+            return [f"{key[1:]}: {section[key]}"]
+    return []
+
+
+def _fair_table(section: dict[str, Any]) -> Table:
+    head = ["target", "scheduler", "n", "p50", "p99", "max", "idle p50", "scan s"]
+    rows: list[list[str]] = []
+    notes = _failure(section)
+    for e in _entries(section).values():
+        if e.get("skipped"):
+            notes.append(f"{e['label']}: not measured, {e['skipped']}")
+            continue
+        lat = e.get("during_scan_ms") or {}
+        how = "default" if e.get("scheduler_default") else "spark.scheduler.mode"
+        scan = _fmt(e.get("scan_s"))
+        if e.get("scan_cancelled"):
+            scan += " (cancelled)"
+        row = [
+            e["label"],
+            f"{e.get('scheduler', '-')} ({how})",
+            _fmt(lat.get("n")),
+            _fmt(lat.get("median")),
+            _fmt(lat.get("p99")),
+            _fmt(lat.get("max")),
+            _fmt((e.get("idle_ms") or {}).get("median")),
+            scan,
+        ]
+        error = e.get("error") or e.get("scan_error")
+        if error:
+            row[-1] += f"  ERROR {error[:80]}"
+        rows.append(row)
+    if "_scan" in section:
+        notes.append(f"Scan `{section['_scan']}`; short query `{section.get('_short')}`.")
+    return TITLES["fair_sharing"], head, rows, notes
+
+
+def _large_table(section: dict[str, Any]) -> Table:
+    head = [
+        "target",
+        "driver memory",
+        "rows",
+        "s",
+        "rows/s",
+        "Python process before / peak",
+        "engine JVM before / peak",
+        "Python workers peak",
+        "tree peak",
+    ]
+    rows: list[list[str]] = []
+    notes = _failure(section)
+    for key, e in _entries(section).items():
+        size = _rows_label(int(e["rows"])) if e.get("rows") else ""
+        if e.get("skipped"):
+            notes.append(f"{e['label']}{', ' + size if size else ''}: {e['skipped']}")
+            continue
+        memory = e.get("max_heap") or "-"
+        if key.startswith("rest-default-memory/"):
+            memory += " (default)"
+        row = [
+            e["label"],
+            memory,
+            size,
+            _fmt(e.get("seconds"), 2),
+            _fmt(e.get("rows_per_s")),
+            f"{_fmt(e.get('root_before_mib'))} / {_fmt(e.get('root_peak_mib'))}",
+            f"{_fmt(e.get('engine_before_mib'))} / {_fmt(e.get('engine_peak_mib'))}",
+            _fmt(e.get("workers_peak_mib")),
+            _fmt(e.get("tree_peak_mib")),
+        ]
+        if e.get("error"):
+            row[-1] += f"  ERROR {e['error'][:80]}"
+        rows.append(row)
+    if "_statement" in section:
+        notes.append(f"Statement `{section['_statement']}` (and the smaller sizes).")
+    return TITLES["large_result"], head, rows, notes
 
 
 def _label(doc: dict[str, Any], key: str) -> str:
@@ -371,7 +554,8 @@ def render_text(doc: dict[str, Any]) -> str:
     for info in doc["targets"].values():
         if not info.get("available"):
             out.append(f"  {info['label']}: {info.get('reason', 'not available')}")
-    for title, head, rows in _tables(doc):
+    out.extend(f"  {line}" for line in _merged_lines(doc))
+    for title, head, rows, notes in _tables(doc):
         widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=False)]
         out.append("")
         out.append(title)
@@ -379,6 +563,7 @@ def render_text(doc: dict[str, Any]) -> str:
         out.append("  ".join("-" * w for w in widths))
         for row in rows:
             out.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip())
+        out.extend(f"  {note}" for note in notes)
     out.append("")
     out.append("Goals (reported, never asserted):")
     out.extend(_goal_lines(doc))
@@ -392,7 +577,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     quick = " ARGS=--quick" if doc["mode"] == "quick" else ""
     out = [
         f"Run of {doc['started_at']} in **{doc['mode']}** mode "
-        f"({doc['duration_s']:.0f} s; `make bench{quick}`).",
+        f"({doc['duration_s']:.0f} s; `make bench{quick}`{_load(doc)}).",
         "",
         f"Machine: {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB memory, {m['os']}, "
         f"{m['java']}, Spark {m['spark']}, Python {m['python']}, pyarrow {m['pyarrow']}.",
@@ -401,15 +586,25 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"{s['spark']['shuffle_partitions']}`.",
         "",
     ]
+    merged = _merged_lines(doc)
+    if merged:
+        out += [*merged, ""]
     for info in doc["targets"].values():
         state = "ran" if info.get("available") else info.get("reason", "not available")
         startup = info.get("startup_s")
         extra = f", ready after {startup:.1f} s" if startup and info.get("available") else ""
         out.append(f"- {info['label']}: {state}{extra}")
-    for title, head, rows in _tables(doc):
-        out += ["", f"**{title}**", "", "| " + " | ".join(head) + " |",
-                "|" + "|".join("---" for _ in head) + "|"]
+    for title, head, rows, notes in _tables(doc):
+        out += [
+            "",
+            f"**{title}**",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|" + "|".join("---" for _ in head) + "|",
+        ]
         out += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+        if notes:
+            out += ["", *(f"- {note}" for note in notes)]
     out += ["", "**Goals** (reported, never asserted)", "", "| goal | value | |", "|---|---|---|"]
     for g in doc["goals"]:
         mark = {True: "met", False: "**missed**", None: "not measured"}[g["met"]]

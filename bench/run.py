@@ -54,29 +54,71 @@ def _csv(value: str, allowed: Sequence[str], what: str) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true",
-                   help="smaller sizes and fewer repeats (about 3 minutes)")
-    p.add_argument("--only", type=lambda v: _csv(v, ORDER, "workload"), default=None,
-                   metavar="W[,W]", help=f"run only these workloads: {', '.join(ORDER)}")
-    p.add_argument("--targets", type=lambda v: _csv(v, TARGET_NAMES, "target"), default=None,
-                   metavar="T[,T]", help=f"targets to run: {', '.join(TARGET_NAMES)} (default all)")
-    p.add_argument("--output", type=Path, default=None,
-                   help="JSON result file (default bench/results/latest.json when every "
-                        "workload runs, bench/results/partial.json with --only)")
-    p.add_argument("--no-docs", action="store_true",
-                   help="do not rewrite the results section of BENCHMARKS.md")
+    p.add_argument(
+        "--quick", action="store_true", help="smaller sizes and fewer repeats (about 3 minutes)"
+    )
+    p.add_argument(
+        "--only",
+        type=lambda v: _csv(v, ORDER, "workload"),
+        default=None,
+        metavar="W[,W]",
+        help=f"run only these workloads: {', '.join(ORDER)}",
+    )
+    p.add_argument(
+        "--targets",
+        type=lambda v: _csv(v, TARGET_NAMES, "target"),
+        default=None,
+        metavar="T[,T]",
+        help=f"targets to run: {', '.join(TARGET_NAMES)} (default all)",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="JSON result file (default bench/results/latest.json when every "
+        "workload runs, bench/results/partial.json with --only)",
+    )
+    p.add_argument(
+        "--no-docs", action="store_true", help="do not rewrite the results section of BENCHMARKS.md"
+    )
     p.add_argument("--master", default="local[2]", help="Spark master for every target")
     p.add_argument("--driver-memory", default="4g", help="Spark driver memory for every target")
     p.add_argument("--shuffle-partitions", type=int, default=2)
-    p.add_argument("--thrift-auth", choices=["NOSASL", "NONE"], default="NOSASL",
-                   help="hive.server2.authentication of the Thrift server (PyHive auth)")
-    p.add_argument("--rest-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra -D option for the sparkgate gateway (repeatable)")
-    p.add_argument("--keep-work", action="store_true",
-                   help="keep the work directory (server logs, data dirs) after the run")
-    p.add_argument("--render", type=Path, default=None, metavar="JSON",
-                   help="run nothing: print the table of a saved result and rewrite "
-                        "BENCHMARKS.md from it (unless --no-docs)")
+    p.add_argument(
+        "--thrift-auth",
+        choices=["NOSASL", "NONE"],
+        default="NOSASL",
+        help="hive.server2.authentication of the Thrift server (PyHive auth)",
+    )
+    p.add_argument(
+        "--rest-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra -D option for the sparkgate gateway (repeatable)",
+    )
+    p.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep the work directory (server logs, data dirs) after the run",
+    )
+    p.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="run nothing: print the table of a saved result and rewrite "
+        "BENCHMARKS.md from it (unless --no-docs)",
+    )
+    p.add_argument(
+        "--merge",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="run nothing: put the workloads of a partial (--only) result into "
+        "the complete one (--output, default bench/results/latest.json), "
+        "then render it like --render",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -128,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.render is not None:
         return _render(args.render, docs=not args.no_docs)
+    if args.merge is not None:
+        return _merge(args.merge, args.output or DEFAULT_OUTPUT, docs=not args.no_docs)
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGHUP, _on_signal)
 
@@ -142,11 +186,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     timer = _watchdog(settings.hard_limit_s)
     started = time.monotonic()
     started_at = report.utc_now()
+    # Other work on the machine distorts every timing: keep the load beside them.
+    load_start = os.getloadavg()[0]
     targets = _build_targets(names, settings, work, args)
     info: dict[str, dict[str, Any]] = {}
     for cls in ALL_TARGETS:
-        info[cls.name] = {"label": cls.label, "modes": list(cls.modes), "available": False,
-                          "reason": "not selected (--targets)"}
+        info[cls.name] = {
+            "label": cls.label,
+            "modes": list(cls.modes),
+            "available": False,
+            "reason": "not selected (--targets)",
+        }
     info.update({t.name: t.info() for t in targets})
     failed = False
     results: dict[str, Any] = {}
@@ -163,8 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if name not in workloads:
                     continue
                 if time.monotonic() - started > settings.soft_limit_s:
-                    log.warning("Skipping %s: the run is past its %.0f s soft limit",
-                                name, settings.soft_limit_s)
+                    log.warning(
+                        "Skipping %s: the run is past its %.0f s soft limit",
+                        name,
+                        settings.soft_limit_s,
+                    )
                     results[name] = {"_skipped": "the run was past its soft time limit"}
                     continue
                 log.info("Workload %s on %s", name, ", ".join(t.name for t in ready))
@@ -199,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mode": settings.mode,
         "started_at": started_at,
         "duration_s": round(time.monotonic() - started, 1),
+        "load_avg": {"start": round(load_start, 1), "end": round(os.getloadavg()[0], 1)},
         "complete": complete,
         "machine": report.machine_info(spark_version),
         "settings": settings.as_dict(),
@@ -228,6 +282,23 @@ def _render(path: Path, *, docs: bool) -> int:
     return 0
 
 
+def _merge(partial: Path, complete: Path, *, docs: bool) -> int:
+    import orjson
+
+    base = orjson.loads(complete.read_bytes())
+    if not base.get("complete"):
+        log.error("%s is not the result of a complete run", _shown(complete))
+        return 2
+    try:
+        doc = report.merge(base, orjson.loads(partial.read_bytes()))
+    except ValueError as exc:
+        log.error("Cannot merge %s into %s: %s", _shown(partial), _shown(complete), exc)
+        return 2
+    report.write_json(complete, doc)
+    log.info("Workloads of %s merged into %s", _shown(partial), _shown(complete))
+    return _render(complete, docs=docs)
+
+
 def _shown(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(REPO))
@@ -235,9 +306,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _start(
-    targets: list[Target], info: dict[str, dict[str, Any]], settings: Any
-) -> list[Target]:
+def _start(targets: list[Target], info: dict[str, dict[str, Any]], settings: Any) -> list[Target]:
     """Launch all servers first (they boot in parallel), then wait for each."""
     launched: list[Target] = []
     for t in targets:

@@ -214,7 +214,9 @@ def start_thrift_server(
     for sub in ("warehouse", "scratch", "resources", "oplogs", "local"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     metastore = root / "metastore_db"
-    argv: list[str] = [str(submit), "--driver-memory", spark.driver_memory]
+    argv: list[str] = [str(submit)]
+    if spark.driver_memory is not None:
+        argv += ["--driver-memory", spark.driver_memory]
     conf = {
         **spark.conf(),
         "spark.app.name": "bench-thriftserver",

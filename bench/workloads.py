@@ -18,7 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.large_result import run_large_result
 from bench.memory import MIB, PeakSampler, process_rss, tree_rss
+from bench.scheduling import run_fair_sharing
 from bench.settings import BenchSettings
 from bench.stats import summarise
 from bench.targets.base import BenchError, Session, Target
@@ -175,7 +177,7 @@ def run_session(ctx: Context) -> Result:
     result = _latency_results(units)
     for name, times in opens.items():
         # Drop the warm-up runs, which were recorded too.
-        counted = times[len(times) - result[name]["n"]:] if result[name]["n"] else []
+        counted = times[len(times) - result[name]["n"] :] if result[name]["n"] else []
         result[name]["open_ms"] = summarise(counted, "ms")
     return result
 
@@ -221,9 +223,7 @@ def _latency_results(units: list[_Unit]) -> Result:
 # --------------------------------------------------------------------------- fetch
 
 
-def _fetch_workload(
-    ctx: Context, rows: int, repeats: int, budget: float, *, large: bool
-) -> Result:
+def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, large: bool) -> Result:
     """``large``: sample peak RSS, and leave out in-process ``collect()``, which is
     about ten times slower per row than Arrow (it runs on the small result only)."""
     peak = large
@@ -241,14 +241,16 @@ def _fetch_workload(
             key = target.variant(mode)
             holder: dict[str, Session] = {}
 
-            def prepare(target: Target = target, mode: str = mode,
-                        holder: dict[str, Session] = holder) -> None:
+            def prepare(
+                target: Target = target, mode: str = mode, holder: dict[str, Session] = holder
+            ) -> None:
                 holder["session"] = target.open_session(mode)
                 # Warm this query shape up (code generation, first pages) on a small range.
                 holder["session"].execute(warmup_sql)
 
-            def run(key: str = key, holder: dict[str, Session] = holder,
-                    target: Target = target) -> None:
+            def run(
+                key: str = key, holder: dict[str, Session] = holder, target: Target = target
+            ) -> None:
                 session = holder["session"]
                 sampler = ctx.sampler(target) if peak else contextlib.nullcontext()
                 with sampler:
@@ -290,14 +292,16 @@ def _fetch_workload(
 
 def run_fetch_small(ctx: Context) -> Result:
     s = ctx.settings
-    return _fetch_workload(ctx, s.fetch_small_rows, s.fetch_small_repeats,
-                           s.fetch_small_budget_s, large=False)
+    return _fetch_workload(
+        ctx, s.fetch_small_rows, s.fetch_small_repeats, s.fetch_small_budget_s, large=False
+    )
 
 
 def run_fetch_large(ctx: Context) -> Result:
     s = ctx.settings
-    return _fetch_workload(ctx, s.fetch_large_rows, s.fetch_large_repeats,
-                           s.fetch_large_budget_s, large=True)
+    return _fetch_workload(
+        ctx, s.fetch_large_rows, s.fetch_large_repeats, s.fetch_large_budget_s, large=True
+    )
 
 
 # --------------------------------------------------------------------------- concurrency
@@ -442,9 +446,11 @@ WORKLOADS: dict[str, Callable[[Context], Result]] = {
     "select1": run_select1,
     "set": run_set,
     "concurrency": run_concurrency,
+    "fair_sharing": run_fair_sharing,
     "fetch_small": run_fetch_small,
     "fetch_large": run_fetch_large,
+    "large_result": run_large_result,
 }
 
-#: Run order: memory while the servers are still idle, the big fetch last.
+#: Run order: memory while the servers are still idle, the biggest results last.
 ORDER: tuple[str, ...] = tuple(WORKLOADS)

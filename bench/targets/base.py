@@ -5,22 +5,25 @@ gateway over REST, Spark's Thrift server, ...). A *mode* is one way a target
 returns rows (``arrow``, ``json``, ``rows``); latency workloads use the
 target's first mode, fetch workloads every mode. ``Session.execute`` runs one
 statement, fetches its result to the end of the stream, decodes every value
-and returns the number of rows.
+and returns the number of rows. Server sessions also ``submit`` a statement
+as a :class:`Background` one, left running while the client does other work.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.settings import BenchSettings
 
-__all__ = ["BenchError", "Session", "Target", "touch_arrow"]
+__all__ = ["Background", "BenchError", "Session", "Target", "launched", "touch_arrow"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,18 @@ class BenchError(RuntimeError):
 class Session(Protocol):
     def execute(self, sql: str) -> int:
         """Run ``sql``, fetch and decode the whole result; return the row count."""
+
+    def close(self) -> None: ...
+
+
+class Background(Protocol):
+    """A statement left running while the client does other things."""
+
+    def wait(self) -> int:
+        """Block until the statement ends (or is cancelled); return the rows read."""
+
+    def cancel(self) -> None:
+        """Ask for the statement to end; thread-safe, returns at once."""
 
     def close(self) -> None: ...
 
@@ -77,6 +92,20 @@ class Target(abc.ABC):
 
     def variant(self, mode: str) -> str:
         return f"{self.name}/{mode}"
+
+
+T = TypeVar("T", bound=Target)
+
+
+@contextlib.contextmanager
+def launched(target: T) -> Iterator[T]:
+    """Start a target a workload needs for itself and stop it when the block ends."""
+    target.launch()
+    try:
+        target.wait_ready()
+        yield target
+    finally:
+        target.stop()
 
 
 def touch_arrow(table: pa.Table | pa.RecordBatch) -> float:

@@ -24,7 +24,9 @@ import http.client
 import logging
 import queue
 import re
+import threading
 import time
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,6 +35,7 @@ import pyarrow as pa
 
 from bench.servers import HOST, ManagedProcess, free_port, http_responds, start_rest_gateway
 from bench.servers import rest_endpoint_missing as _rest_missing
+from bench.settings import SparkSettings
 from bench.targets.base import BenchError, Session, Target, touch_arrow
 
 __all__ = ["RestClient", "RestTarget"]
@@ -101,21 +104,35 @@ class _RestSession:
         self.handle = str(answer["sessionHandle"])
 
     def execute(self, sql: str) -> int:
-        timeout = self._target.settings.statement_timeout_s
-        deadline = time.monotonic() + timeout
-        base = f"{API}/sessions/{self.handle}"
-        answer = self._client.json("POST", f"{base}/statements", {"statement": sql})
-        operation = str(answer["operationHandle"])
+        operation = self._submit(sql)
         try:
-            uri = f"{base}/operations/{operation}/result/0?rowFormat={self._row_format}"
-            return self._fetch_all(uri, deadline)
+            return self._fetch_all(operation, self._deadline())
         finally:
-            self._client.json("DELETE", f"{base}/operations/{operation}/close")
+            self._client.json("DELETE", f"{self._base}/operations/{operation}/close")
 
-    def _fetch_all(self, uri: str, deadline: float) -> int:
+    def submit(self, sql: str) -> _RestBackground:
+        return _RestBackground(self, self._submit(sql))
+
+    @property
+    def _base(self) -> str:
+        return f"{API}/sessions/{self.handle}"
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self._target.settings.statement_timeout_s
+
+    def _submit(self, sql: str) -> str:
+        answer = self._client.json("POST", f"{self._base}/statements", {"statement": sql})
+        return str(answer["operationHandle"])
+
+    def _fetch_all(
+        self, operation: str, deadline: float, stop: threading.Event | None = None
+    ) -> int:
+        uri = f"{self._base}/operations/{operation}/result/0?rowFormat={self._row_format}"
         rows = 0
         pause = 0.0005
         while True:
+            if stop is not None and stop.is_set():
+                return rows
             if time.monotonic() > deadline:
                 raise BenchError(f"no end of stream before the timeout ({uri})")
             status, headers, raw = self._client.request("GET", uri)
@@ -180,6 +197,35 @@ class _RestSession:
             self._target.release(self._client)
 
 
+class _RestBackground:
+    """A statement read to its end by :meth:`wait` (Flink clients' long poll), which
+    another thread may :meth:`cancel` over a connection of its own."""
+
+    def __init__(self, session: _RestSession, operation: str) -> None:
+        self._session = session
+        self._operation = operation
+        self._stop = threading.Event()
+
+    @property
+    def _path(self) -> str:
+        return f"{self._session._base}/operations/{self._operation}"
+
+    def wait(self) -> int:
+        return self._session._fetch_all(self._operation, self._session._deadline(), self._stop)
+
+    def cancel(self) -> None:
+        self._stop.set()
+        target = self._session._target
+        client = RestClient(target.port, target.settings.statement_timeout_s)
+        try:
+            client.json("POST", f"{self._path}/cancel")
+        finally:
+            client.close()
+
+    def close(self) -> None:
+        self._session._client.json("DELETE", f"{self._path}/close")
+
+
 def _as_list(data: Any) -> list[str]:
     return [data] if isinstance(data, str) else list(data)
 
@@ -196,13 +242,31 @@ class RestTarget(Target):
     label = "sparkgate REST"
     modes = ("json", "arrow")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, instance: str = "gateway", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: Name of the gateway's directory in the work dir (its data dir, its log).
+        self.instance = instance
         self.port = 0
         self._process: ManagedProcess | None = None
         self._launched_at = 0.0
         self._pool: queue.SimpleQueue[RestClient] = queue.SimpleQueue()
         self.extra_options: dict[str, str] = {}
+
+    def sibling(
+        self,
+        instance: str,
+        label: str,
+        *,
+        options: dict[str, str] | None = None,
+        spark: SparkSettings | None = None,
+    ) -> RestTarget:
+        """A second gateway like this one (same ``--rest-option``s), with
+        ``options`` on top and, if given, other Spark settings; not launched."""
+        settings = self.settings if spark is None else replace(self.settings, spark=spark)
+        other = RestTarget(settings, self.work_dir, instance=instance)
+        other.label = label
+        other.extra_options = {**self.extra_options, **(options or {})}
+        return other
 
     def unavailable(self) -> str | None:
         return _rest_missing()
@@ -211,7 +275,11 @@ class RestTarget(Target):
         self.port = free_port()
         self._launched_at = time.monotonic()
         self._process = start_rest_gateway(
-            self.work_dir, self.settings.spark, self.port, extra_options=self.extra_options
+            self.work_dir,
+            self.settings.spark,
+            self.port,
+            extra_options=self.extra_options,
+            name=self.instance,
         )
 
     def wait_ready(self) -> None:

@@ -13,6 +13,7 @@ value into a Python object: ``datetime``, ``Decimal``, ...) and ``close``
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -33,13 +34,16 @@ log = logging.getLogger(__name__)
 
 #: Rows per FetchResults call (PyHive's ``arraysize``; its default is 1,000).
 FETCH_SIZE = 10_000
+#: Seconds between GetOperationStatus calls on a background statement.
+POLL_S = 0.1
 
 
 class _ThriftSession:
     def __init__(self, target: ThriftTarget) -> None:
         from pyhive import hive
 
-        timeout_ms = int(target.settings.statement_timeout_s * 1000)
+        self._timeout_s = target.settings.statement_timeout_s
+        timeout_ms = int(self._timeout_s * 1000)
         if target.auth == "NOSASL":
             from thrift.transport import TSocket, TTransport
 
@@ -59,8 +63,55 @@ class _ThriftSession:
         finally:
             cursor.close()
 
+    def submit(self, sql: str) -> _ThriftBackground:
+        cursor = self._conn.cursor(arraysize=FETCH_SIZE)
+        try:
+            cursor.execute(sql, async_=True)
+        except BaseException:
+            cursor.close()
+            raise
+        return _ThriftBackground(cursor, self._timeout_s)
+
     def close(self) -> None:
         self._conn.close()
+
+
+class _ThriftBackground:
+    """A statement run with ``runAsync``. A Thrift connection serves one call at
+    a time, so :meth:`cancel` only raises a flag: the thread in :meth:`wait`,
+    which polls the status, sends CancelOperation itself."""
+
+    def __init__(self, cursor: Any, timeout_s: float) -> None:
+        self._cursor = cursor
+        self._timeout_s = timeout_s
+        self._stop = threading.Event()
+
+    def wait(self) -> int:
+        from TCLIService.ttypes import TOperationState
+
+        running = {
+            TOperationState.INITIALIZED_STATE,
+            TOperationState.PENDING_STATE,
+            TOperationState.RUNNING_STATE,
+        }
+        deadline = time.monotonic() + self._timeout_s
+        while not self._stop.wait(POLL_S):
+            state = self._cursor.poll(get_progress_update=False).operationState
+            if state == TOperationState.FINISHED_STATE:
+                return len(self._cursor.fetchall())
+            if state not in running:
+                name = TOperationState._VALUES_TO_NAMES.get(state, state)
+                raise BenchError(f"the statement ended in state {name}")
+            if time.monotonic() > deadline:
+                raise BenchError("the statement did not end before the timeout")
+        self._cursor.cancel()
+        return 0
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def close(self) -> None:
+        self._cursor.close()
 
 
 class ThriftTarget(Target):
