@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -102,6 +103,160 @@ def test_readers_see_the_old_rows_while_an_overwrite_runs_and_a_cancel_keeps_the
     assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
     assert rows(service, session, name) == [1, 2, 3]
     assert leftovers(location) == []
+
+
+@pytest.fixture
+def partitioned(
+    service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> Iterator[tuple[str, Path]]:
+    """A parquet table partitioned by (p INT, d DATE): partitions p=1 and p=2."""
+    database = unique_name("overwrite_parts")
+    location = tmp_path / "db"
+    run(service, session, f"CREATE DATABASE {database} LOCATION '{location}'")
+    name = f"{database}.t"
+    run(
+        service,
+        session,
+        f"CREATE TABLE {name} (id BIGINT, p INT, d DATE) USING parquet PARTITIONED BY (p, d)",
+    )
+    run(
+        service,
+        session,
+        f"INSERT INTO {name} VALUES (1, 1, DATE'2024-01-01'), (2, 1, DATE'2024-01-02'), "
+        "(3, 2, DATE'2024-01-01')",
+    )
+    yield name, location / "t"
+    run(service, session, f"DROP DATABASE {database} CASCADE")
+
+
+def contents(
+    service: SparkGatewayService, session: SessionHandle, name: str
+) -> list[tuple[Any, ...]]:
+    """Rows as (id, p, d text), sorted."""
+    query = f"SELECT id, p, CAST(d AS STRING) FROM {name} ORDER BY id"
+    return [tuple(row) for row in run(service, session, query)]
+
+
+def partitions(service: SparkGatewayService, session: SessionHandle, name: str) -> list[str]:
+    return sorted(str(row[0]) for row in run(service, session, f"SHOW PARTITIONS {name}"))
+
+
+def staged_anywhere(location: Path) -> list[str]:
+    """The gateway's staged or set-aside directories anywhere in or beside the table's."""
+    return sorted(str(p) for p in location.parent.rglob("*") if ".sparkgate-" in p.name)
+
+
+def test_an_overwrite_of_a_partitioned_table_replaces_every_partition(
+    service: SparkGatewayService, session: SessionHandle, partitioned: tuple[str, Path]
+) -> None:
+    name, location = partitioned
+    run(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} SELECT id, CAST(id AS INT) + 1, DATE'2024-02-01' "
+        "FROM range(2, 4)",
+    )
+    assert contents(service, session, name) == [(2, 3, "2024-02-01"), (3, 4, "2024-02-01")]
+    assert partitions(service, session, name) == ["p=3/d=2024-02-01", "p=4/d=2024-02-01"]
+    assert sorted(p.name for p in location.iterdir() if p.is_dir()) == ["p=3", "p=4"]
+    assert staged_anywhere(location) == []
+
+
+def test_an_overwrite_of_a_static_partition_replaces_only_it(
+    service: SparkGatewayService, session: SessionHandle, partitioned: tuple[str, Path]
+) -> None:
+    name, location = partitioned
+    run(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} PARTITION (p = 1) SELECT 10, DATE'2024-01-05'",
+    )
+    assert contents(service, session, name) == [(3, 2, "2024-01-01"), (10, 1, "2024-01-05")]
+    assert partitions(service, session, name) == ["p=1/d=2024-01-05", "p=2/d=2024-01-01"]
+    # Both static: one leaf replaced, its siblings kept; a new one made.
+    run(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} PARTITION (p = '2', d = '2024-01-01') VALUES (20)",
+    )
+    run(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} PARTITION (p = 7, d = '2024-03-01') VALUES (70)",
+    )
+    assert contents(service, session, name) == [
+        (10, 1, "2024-01-05"),
+        (20, 2, "2024-01-01"),
+        (70, 7, "2024-03-01"),
+    ]
+    assert partitions(service, session, name) == [
+        "p=1/d=2024-01-05",
+        "p=2/d=2024-01-01",
+        "p=7/d=2024-03-01",
+    ]
+    assert staged_anywhere(location) == []
+
+
+def test_a_failing_partition_overwrite_keeps_the_old_rows(
+    service: SparkGatewayService, session: SessionHandle, partitioned: tuple[str, Path]
+) -> None:
+    name, location = partitioned
+    before = contents(service, session, name)
+    message = error_text(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} PARTITION (p = 1) "
+        f"SELECT f.*, DATE'2024-01-01' FROM ({FAILING}) f",
+    )
+    assert "boom at 3999" in message
+    assert contents(service, session, name) == before
+    assert partitions(service, session, name) == [
+        "p=1/d=2024-01-01",
+        "p=1/d=2024-01-02",
+        "p=2/d=2024-01-01",
+    ]
+    assert staged_anywhere(location) == []
+
+
+def test_readers_see_a_partition_while_it_is_overwritten_and_a_cancel_keeps_it(
+    service: SparkGatewayService, session: SessionHandle, partitioned: tuple[str, Path]
+) -> None:
+    name, location = partitioned
+    before = contents(service, session, name)
+    statement = (
+        f"INSERT OVERWRITE TABLE {name} PARTITION (p = 1) "
+        f"SELECT f.*, DATE'2024-01-01' FROM ({ENDLESS}) f"
+    )
+    job_id = run(service, session, statement, config=ASYNC)[0][0]
+    wait_running(service, job_id)
+    reader = service.open_session(SessionEnvironment())
+    try:
+        assert contents(service, reader, name) == before
+    finally:
+        service.close_session(reader)
+    service.stop_job(job_id)
+    assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
+    assert contents(service, session, name) == before
+    assert staged_anywhere(location) == []
+
+
+def test_overwrites_the_gateway_does_not_stage_run_as_spark_runs_them(
+    service: SparkGatewayService, session: SessionHandle, partitioned: tuple[str, Path]
+) -> None:
+    """Spark's dynamic mode replaces only the partitions it writes."""
+    name, location = partitioned
+    run(
+        service,
+        session,
+        f"INSERT OVERWRITE TABLE {name} SELECT 9, 2, DATE'2024-01-01'",
+        config={"spark.sql.sources.partitionOverwriteMode": "dynamic"},
+    )
+    assert contents(service, session, name) == [
+        (1, 1, "2024-01-01"),
+        (2, 1, "2024-01-02"),
+        (9, 2, "2024-01-01"),
+    ]
+    assert staged_anywhere(location) == []
 
 
 def test_an_overwrite_the_gateway_died_under_is_undone_at_start(

@@ -80,6 +80,10 @@ class Job:
     owner: object | None = None
     # Its engine died; its queries wait for a new engine (the job stays RUNNING).
     suspended: bool = False
+    # A batch job's work has returned or raised (its Spark jobs may still be ending).
+    settled: threading.Event = field(default_factory=threading.Event)
+    # A batch job is past its writes, in its last step (publishing): too late to cancel.
+    publishing: bool = False
 
     @property
     def tag(self) -> str:

@@ -37,7 +37,7 @@ from sparkgate.service.job.job import (
     query_exhausted,
 )
 from sparkgate.service.job.store import SHUTDOWN_CAUSE, JobStore, StoredJob
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import tasks_ended, to_execution_error
 from sparkgate.sql.secrets import masked_statement
 
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 _MONITOR_INTERVAL_S = 0.25
 _GRACE_S = 5.0
 _COMMIT_POLL_S = 0.01
+# How long a cancelled or failed batch job waits for its Spark tasks to stop
+# before its hooks undo what it wrote.
+_TASKS_END_S = 60.0
 _S = JobStatus
 _LIVE = frozenset({_S.CREATED, _S.RUNNING})
 
@@ -270,13 +273,38 @@ class JobManager:
         for job_id in job_ids:
             self.store.delete(job_id)
 
-    def _run_tagged(self, sc: SparkContext, job: Job, action: Callable[[], None]) -> None:
-        sc.addJobTag(job.tag)
+    def _run_tagged(
+        self,
+        sc: SparkContext,
+        job: Job,
+        action: Callable[[], None],
+        last_step: Callable[[], None] | None,
+    ) -> None:
         try:
-            action()
+            sc.addJobTag(job.tag)
+            try:
+                action()
+            finally:
+                sc.removeJobTag(job.tag)
+            if last_step is not None:
+                with self._lock:
+                    if job.status is not _S.RUNNING:
+                        raise ExecutionError(f"Job {job.id} was stopped before it published")
+                    job.publishing = True  # a stop now comes too late
+                last_step()
+            # A stop that came while it published waits for it to finish.
+            self._transition(
+                job,
+                _S.FINISHED,
+                expect={_S.RUNNING, _S.CANCELLING} if job.publishing else {_S.RUNNING},
+            )
         finally:
-            sc.removeJobTag(job.tag)
-        self._transition(job, _S.FINISHED, expect={_S.RUNNING})
+            job.settled.set()
+
+    def _after_tasks(self, sc: SparkContext, job: Job) -> None:
+        """Wait for the Spark tasks of a failed or cancelled batch job to stop: its
+        hooks then undo its writes after the last file was written."""
+        tasks_ended(sc, job.tag, _TASKS_END_S)
 
     def run_batch(
         self,
@@ -288,17 +316,21 @@ class JobManager:
         cancelled: Callable[[], bool],
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
+        last_step: Callable[[], None] | None = None,
     ) -> Job:
         """Run ``action`` on the calling thread as a listed job (synchronous DML).
 
         Its errors propagate to the caller; ``cancelled`` tells a cancelled
-        statement from a failed one. The job's hooks have run when it returns.
+        statement from a failed one. ``last_step`` runs after ``action``
+        unless the job was stopped (publishing what it wrote). The job's hooks
+        have run when it returns.
         """
         job = self._new(name, statement, False, options, hooks)
         self._transition(job, _S.RUNNING)
         try:
-            self._run_tagged(sc, job, action)
+            self._run_tagged(sc, job, action, last_step)
         except BaseException as exc:
+            self._after_tasks(sc, job)
             if cancelled():
                 self._transition(job, _S.CANCELED, expect=_LIVE)
             else:
@@ -315,16 +347,20 @@ class JobManager:
         *,
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
+        last_step: Callable[[], None] | None = None,
     ) -> Job:
-        """Run ``action`` on its own thread, tagged with the job's tag."""
+        """Run ``action``, then ``last_step`` (see :meth:`run_batch`), on its own
+        thread, tagged with the job's tag."""
         job = self._new(name, statement, False, options, hooks)
         self._transition(job, _S.RUNNING)
 
         def run() -> None:
             sc.setJobDescription(f"{job.name} ({job.id})")
             try:
-                self._run_tagged(sc, job, action)
+                self._run_tagged(sc, job, action, last_step)
             except BaseException as exc:
+                if job.status in _LIVE:  # a stop waits for the tasks itself
+                    self._after_tasks(sc, job)
                 self._fail(job, exc)
 
         threading.Thread(target=run, name=f"sparkgate-job-{job.id[:8]}", daemon=True).start()
@@ -471,8 +507,12 @@ class JobManager:
             self._stop_queries(job)
         else:
             sc.cancelJobsWithTag(job.tag)
+            # Its hooks undo its writes once nothing of it writes any more.
+            job.settled.wait(_TASKS_END_S)
+            self._after_tasks(sc, job)
         if not savepoint:
-            self._transition(job, _S.CANCELED)
+            # A batch job already publishing when stopped ends as its last step does.
+            self._transition(job, _S.CANCELED, expect={_S.CANCELLING})
             return job
         assert job.checkpoint is not None
         target = self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"

@@ -22,7 +22,14 @@ from sparkgate.sql.secrets import mask_secrets, masked_statement
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
-__all__ = ["cancel_tag", "invalid", "job_scope", "progress_for_tag", "to_execution_error"]
+__all__ = [
+    "cancel_tag",
+    "invalid",
+    "job_scope",
+    "progress_for_tag",
+    "tasks_ended",
+    "to_execution_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +84,35 @@ def _log_jobs(sc: SparkContext, tag: str) -> None:
 
 def cancel_tag(sc: SparkContext, tag: str) -> None:
     sc.cancelJobsWithTag(tag)
+
+
+def tasks_ended(sc: SparkContext, tag: str, timeout_s: float) -> bool:
+    """Wait until no task of a Spark job tagged ``tag`` runs (or ``timeout_s``).
+
+    A cancelled job's action returns before its tasks have stopped: a task
+    still running may write a file after whoever cleans up has looked.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            tracker = sc._jsc.sc().statusTracker()
+            active = 0
+            for job_id in tracker.getJobIdsForTag(tag):
+                info = tracker.getJobInfo(job_id)
+                if not info.isDefined():
+                    continue
+                for stage_id in info.get().stageIds():
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage.isDefined():
+                        active += stage.get().numActiveTasks()
+        except Exception:  # the engine is gone: nothing runs
+            return True
+        if active == 0:
+            return True
+        if time.monotonic() >= deadline:
+            log.warning("%d task(s) of %s still running after %.0f s", active, tag, timeout_s)
+            return False
+        time.sleep(0.1)
 
 
 def progress_for_tag(sc: SparkContext, tag: str, started: float | None) -> OperationProgress:

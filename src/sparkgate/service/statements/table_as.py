@@ -122,6 +122,8 @@ def move_directory(spark: SparkSession, source: str, target: str) -> None:
         if fs.listStatus(dst):
             raise ExecutionError(f"Cannot publish to {target}: files appeared there meanwhile")
         fs.delete(dst, True)
+    else:
+        fs.mkdirs(dst.getParent())  # a new partition's parent may not exist yet
     if not fs.rename(src, dst):
         raise ExecutionError(f"Could not move {source} to {target}")
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "InsertPlan",
     "RuntimeOptions",
+    "StagedFiles",
     "check_option",
     "create_connector_table",
     "drop_temporary_table",
@@ -314,6 +315,18 @@ def streaming_execution(
 # -- INSERT ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class StagedFiles:
+    """Where and how an atomic INSERT OVERWRITE writes its rows before it publishes
+    them (statements/overwrite.py): files of ``file_format`` in ``directory``, in
+    subdirectories by ``partition_by``."""
+
+    file_format: str
+    options: Mapping[str, str]
+    directory: str
+    partition_by: tuple[str, ...] = ()
+
+
 @dataclass
 class InsertPlan:
     """One DML statement, prepared: its frame and where the rows go.
@@ -330,9 +343,9 @@ class InsertPlan:
     # The frame's columns go to the target's by name, in the order the target has
     # when the job starts (a table a CTAS creates as the job starts).
     by_name: bool = False
-    # Rows written as files of this (format, options, directory) instead of into the
-    # target: an atomic INSERT OVERWRITE publishes them (statements/overwrite.py).
-    staging: tuple[str, Mapping[str, str], str] | None = None
+    # Rows written as files instead of into the target: an atomic INSERT OVERWRITE
+    # publishes them.
+    staging: StagedFiles | None = None
 
     @property
     def streaming(self) -> bool:
@@ -417,8 +430,9 @@ def _write(session: Session, plan: InsertPlan) -> None:
     if plan.frame is None:
         session.spark.sql(plan.statement)
     elif plan.staging is not None:
-        file_format, file_options, directory = plan.staging
-        _frame(session, plan).write.format(file_format).options(**file_options).save(directory)
+        staged = plan.staging
+        writer = _frame(session, plan).write.format(staged.file_format).options(**staged.options)
+        writer.partitionBy(*staged.partition_by).save(staged.directory)
     elif plan.sink is not None:
         connectors.write_batch(_frame(session, plan), plan.sink)
     else:
@@ -529,12 +543,10 @@ def submit(
     def action() -> None:
         for plan in plans:
             _write(session, plan)
-        if last_step is not None:
-            last_step()
 
     if runtime.streaming or not runtime.dml_sync:
         return registry.submit_batch(
-            sc, statement, name, action, options=job_options, hooks=hooks
+            sc, statement, name, action, options=job_options, hooks=hooks, last_step=last_step
         ).id
     try:
         job = registry.run_batch(
@@ -545,6 +557,7 @@ def submit(
             cancelled=lambda: operation.status in _STOPPED,
             options=job_options,
             hooks=hooks,
+            last_step=last_step,
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc

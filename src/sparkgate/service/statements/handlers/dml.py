@@ -17,6 +17,7 @@ from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     RuntimeOptions,
+    StagedFiles,
     inserts_again,
     plan_insert,
     query_frame,
@@ -92,14 +93,11 @@ def _atomic_overwrite(
     fields = spark.table(quote_name(table.name)).schema.fields
     columns = [(f.name, f.dataType.simpleString()) for f in fields]
     frame = align(frame, insert, columns, ".".join(table.name))
+    # Static partition values are the replaced directory's path, not columns of its files.
+    frame = frame.drop(*table.static)
     hook = OverwriteHook.for_table(spark, table)
-    plan = InsertPlan(
-        statement.text,
-        frame,
-        table.name,
-        overwrite=True,
-        staging=(table.provider, table.options, hook.staging),
-    )
+    staged = StagedFiles(table.provider, table.options, hook.staging, table.partition_by)
+    plan = InsertPlan(statement.text, frame, table.name, overwrite=True, staging=staged)
     job_id = submit(
         session,
         context.operation,
