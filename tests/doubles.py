@@ -26,6 +26,7 @@ import anyio.from_thread
 import httpx
 import pyarrow as pa
 
+from sparkgate.api.auth import Credentials, Principal
 from sparkgate.api.catalog import (
     CatalogTable,
     FunctionDefinition,
@@ -40,6 +41,7 @@ from sparkgate.api.errors import (
     IllegalStateError,
     InvalidTokenError,
     OperationNotFoundError,
+    PermissionDeniedError,
     SessionLimitError,
     SessionNotFoundError,
     UnsupportedStatementError,
@@ -61,6 +63,7 @@ from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType, check_transition
 from sparkgate.api.types import STRING, LogicalType, ResultSchema, TypeRoot
 from sparkgate.api.workflow import WorkflowScheduler
+from sparkgate.security.authentication import Authentication
 
 __all__ = [
     "ENGINE_VERSION",
@@ -209,8 +212,11 @@ class FakeGatewayService:
         results: Mapping[str, Canned] | None = None,
         *,
         max_sessions: int | None = None,
+        authentication: Authentication | None = None,
     ) -> None:
         self.results: dict[str, Canned] = dict(results or {})
+        self.authentication = authentication or Authentication(())
+        """The real authentication (its authenticators need no Spark)."""
         self.max_sessions = max_sessions
         self.calls: list[Call] = []
         self.failures: dict[str, BaseException] = {}
@@ -275,6 +281,15 @@ class FakeGatewayService:
             handle = SessionHandle.create()
             self.sessions[handle] = _Session(environment, dict(environment.config))
         return handle
+
+    def authenticate(self, credentials: Credentials) -> Principal | None:
+        return self.authentication.authenticate(credentials)
+
+    def authorize_session(self, session: SessionHandle, principal: Principal | None) -> None:
+        if principal is None or not principal.authenticated or principal.admin:
+            return
+        if self._session(session).environment.user != principal.name:
+            raise PermissionDeniedError(f"Session '{session}' belongs to another user")
 
     def close_session(self, session: SessionHandle) -> None:
         self._record("close_session", session)

@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
     )
     _add_sql_parser(commands)
+    _add_user_parser(commands)
     commands.add_parser(
         "beeline",
         help="run beeline, the HiveServer2 client PySpark ships (arguments go to beeline)",
@@ -98,6 +99,12 @@ def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="HOST:PORT",
         help="the gateway's REST address (gateway mode)",
     )
+    sql.add_argument(
+        "-u",
+        "--user",
+        help="log in as USER (gateway mode; the password from $SPARKGATE_PASSWORD or a "
+        "prompt); without it $SPARKGATE_TOKEN is sent as a bearer token if set",
+    )
     sql.add_argument("-f", "--file", type=Path, help="run this SQL script and exit")
     sql.add_argument("-i", "--init", type=Path, help="run these initialization statements first")
     sql.add_argument(
@@ -125,6 +132,58 @@ def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
 
 
+def _add_user_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    user = commands.add_parser(
+        "user",
+        help="add, change or remove users of the password file (password authentication)",
+        description="Manage the password file of 'password' authentication "
+        "(sql-gateway.authentication.password.file, default <data-dir>/users): salted "
+        "PBKDF2 hashes, never the passwords. A running gateway sees changes at once "
+        "(a password it accepted stays accepted for up to a minute).",
+    )
+    user.add_argument("action", choices=["add", "passwd", "remove", "list"])
+    user.add_argument("name", nargs="?", help="the user (not for list)")
+    user.add_argument("--stdin", action="store_true", help="read the password from standard input")
+    user.add_argument(
+        "-D",
+        dest="dynamic",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set an option, overriding conf/config.yaml (repeatable)",
+    )
+    user.add_argument("--conf-dir", type=Path, default=None, help="directory holding config.yaml")
+
+
+def _user(args: argparse.Namespace) -> int:
+    from sparkgate.security import passwords
+    from sparkgate.security.password import password_file
+    from sparkgate.server import launcher
+    from sparkgate.service import options
+
+    conf_dir = args.conf_dir or default_conf_dir()
+    config = launcher.load_gateway_configuration(conf_dir, parse_dynamic_options(args.dynamic))
+    path = password_file(config, str(config.get(options.DATA_DIR)))
+    if args.action == "list":
+        for name in passwords.users(path):
+            print(name)
+        return 0
+    if not args.name:
+        raise ConfigurationError(f"sparkgate user {args.action} needs a user name")
+    if args.action == "passwd" and args.name not in passwords.users(path):
+        raise ConfigurationError(
+            f"No user {args.name!r} in {path}; add it with 'sparkgate user add'"
+        )
+    action = "remove" if args.action == "remove" else "add"
+    argv = [str(path), action, args.name, *(["--stdin"] if args.stdin else [])]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    code = passwords.main(argv)
+    if code == 0:
+        done = {"add": "added to", "passwd": "changed in", "remove": "removed from"}[args.action]
+        print(f"User {args.name!r} {done} {path}")
+    return code
+
+
 def _endpoint(text: str | None) -> tuple[str, int]:
     if not text:
         raise ConfigurationError("Gateway mode needs the gateway's address: -e HOST:PORT")
@@ -137,6 +196,7 @@ def _endpoint(text: str | None) -> tuple[str, int]:
 def _sql(args: argparse.Namespace) -> int:
     from sparkgate.api.config import Configuration
     from sparkgate.client import EmbeddedExecutor, RestExecutor, Terminal, run_client
+    from sparkgate.client.credentials import client_auth
     from sparkgate.client.executor import Executor
     from sparkgate.client.files import DATA_DIR_KEY, HISTORY_FILE, gateway_mode_client_dir
     from sparkgate.server import embedded
@@ -157,7 +217,8 @@ def _sql(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as held:
         if gateway_mode:
             host, port = _endpoint(args.endpoint)
-            executor = RestExecutor(host, port, properties=dynamic, jars=jars)
+            auth = client_auth(args.user)
+            executor = RestExecutor(host, port, properties=dynamic, jars=jars, auth=auth)
         else:
             # Refused at once if a gateway holds the data directory's metastore.
             held.enter_context(embedded.holding_data_dir(config))
@@ -281,6 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     args = _parser().parse_args(argv)
     try:
+        if args.command == "user":
+            return _user(args)
         return _sql(args) if args.command == "sql" else _gateway(args)
     except GatewayError as exc:
         sys.stderr.write(f"sparkgate: {exc}\n")

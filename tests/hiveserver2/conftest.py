@@ -29,7 +29,7 @@ from thrift.transport import TSocket, TTransport
 
 from sparkgate.endpoints.hiveserver2.endpoint import HiveServer2Endpoint
 from sparkgate.endpoints.hiveserver2.options import AuthMode, HiveServer2Settings, TransportMode
-from sparkgate.endpoints.hiveserver2.passwords import hash_password
+from sparkgate.security.passwords import hash_password
 from sparkgate.service.gateway import SparkGatewayService
 from tests.locks import exclusive
 from tests.service.conftest import make_service

@@ -31,7 +31,7 @@ from sparkgate.api.types import (
     TimeType,
     VarCharType,
 )
-from sparkgate.endpoints.hiveserver2 import passwords
+from sparkgate.security import passwords
 from sparkgate.endpoints.hiveserver2.hive_types import hive_type
 from sparkgate.endpoints.hiveserver2.metadata import pattern_matcher
 from sparkgate.endpoints.hiveserver2.options import AuthMode, HiveServer2Settings, TransportMode

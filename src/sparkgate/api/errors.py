@@ -19,6 +19,8 @@ subclasses to protocol status in exactly one module each::
     │   ├── UnsupportedStatementError  a statement not allowed here
     │   └── StatementTooLongError  longer than sql-gateway.statement.max-length
     ├── EngineUnavailableError     the engine is down or restarting (REST 503, Retry-After)
+    ├── AuthenticationError        no or wrong credentials (REST 401, WWW-Authenticate)
+    ├── PermissionDeniedError      a session, job or table of another user (REST 403)
     ├── CatalogError               missing catalog, database, table or function
     ├── ExecutionError             the statement failed while running (carries the
     │   │                          cause chain and Spark's error class)
@@ -32,6 +34,7 @@ an illegal operation-state transition is a bug, not a user error.
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "CatalogError",
     "ConfigurationError",
     "EndpointError",
@@ -45,6 +48,7 @@ __all__ = [
     "JavaNotFoundError",
     "OperationError",
     "OperationNotFoundError",
+    "PermissionDeniedError",
     "PlanError",
     "SessionError",
     "SessionLimitError",
@@ -122,6 +126,21 @@ class EngineUnavailableError(GatewayError):
     def __init__(self, message: str, retry_after_s: int = 5) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class AuthenticationError(GatewayError):
+    """The caller's credentials are missing or prove nothing. The message says which
+    (never what was wrong with a password); ``schemes`` are the HTTP
+    authentication schemes the gateway takes (``Basic``, ``Bearer``)."""
+
+    def __init__(self, message: str, schemes: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.schemes = schemes
+
+
+class PermissionDeniedError(GatewayError):
+    """The caller may not touch this: a session, operation, job or materialized
+    table of another user, for one who is not an admin."""
 
 
 class CatalogError(GatewayError):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from sparkgate.api.auth import Credentials, Principal
 from sparkgate.api.catalog import (
     CatalogTable,
     FunctionDefinition,
@@ -62,6 +63,26 @@ class GatewayService(Protocol):
     def open_session(self, environment: SessionEnvironment) -> SessionHandle: ...
 
     def close_session(self, session: SessionHandle) -> None: ...
+
+    # -- authentication ---------------------------------------------------------
+    def authenticate(self, credentials: Credentials) -> Principal | None:
+        """Who ``credentials`` prove (see :mod:`sparkgate.api.auth`); None when
+        authentication is off and the client named no user.
+
+        Raises:
+            AuthenticationError: authentication is on and they prove nothing.
+        """
+        ...
+
+    def authorize_session(self, session: SessionHandle, principal: Principal | None) -> None:
+        """Let ``principal`` use ``session`` (its owner, or an admin); with
+        authentication off everybody may.
+
+        Raises:
+            PermissionDeniedError: the session is another user's.
+            SessionNotFoundError: no such session.
+        """
+        ...
 
     def get_session_config(self, session: SessionHandle) -> dict[str, str]: ...
 

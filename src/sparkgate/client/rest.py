@@ -123,13 +123,14 @@ class RestExecutor:
         session_name: str = "sql-client",
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self._address = f"{host}:{port}"
         self._properties = dict(properties or {})
         self._jars = tuple(jars)
         self._session_name = session_name
         self._http = httpx.Client(
-            base_url=f"http://{self._address}", timeout=timeout, transport=transport
+            base_url=f"http://{self._address}", timeout=timeout, transport=transport, auth=auth
         )
         self._version: str | None = None
         self._session: SessionHandle | None = None

@@ -21,6 +21,9 @@ from sparkgate.endpoints.hiveserver2.options import HIVESERVER2_OPTIONS
 from sparkgate.endpoints.hiveserver2.options import OPTION_PREFIX as HIVESERVER2_PREFIX
 from sparkgate.endpoints.rest.options import OPTION_PREFIX as REST_PREFIX
 from sparkgate.endpoints.rest.options import REST_OPTIONS
+from sparkgate.security.ldap import LDAP_OPTIONS
+from sparkgate.security.password import FILE as PASSWORD_FILE
+from sparkgate.security.token import TOKEN_OPTIONS
 from sparkgate.server.endpoints import ENDPOINT_TYPE
 from sparkgate.service.options import SERVICE_OPTIONS
 from sparkgate.workflow.embedded.scheduler import EMBEDDED_OPTIONS
@@ -53,6 +56,9 @@ DOC_SECTIONS: dict[str, Sequence[ConfigOption[Any]]] = {
     "REST endpoint": prefixed(REST_PREFIX, REST_OPTIONS),
     "HiveServer2 endpoint": prefixed(HIVESERVER2_PREFIX, HIVESERVER2_OPTIONS),
     "Embedded workflow scheduler": prefixed("workflow-scheduler.embedded.", EMBEDDED_OPTIONS),
+    "Authentication: password": (PASSWORD_FILE,),
+    "Authentication: LDAP": LDAP_OPTIONS,
+    "Authentication: token (JWT)": TOKEN_OPTIONS,
     "SQL client": CLIENT_OPTIONS,
 }
 

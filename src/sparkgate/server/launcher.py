@@ -27,6 +27,7 @@ from types import FrameType
 from sparkgate.api.config import Configuration
 from sparkgate.api.endpoint import Endpoint
 from sparkgate.api.errors import EndpointError
+from sparkgate.security.authentication import authenticator_options
 from sparkgate.server.config import load_configuration
 from sparkgate.server.datadir import check_data_dir_free, holding_data_dir
 from sparkgate.server.endpoints import (
@@ -47,7 +48,7 @@ from sparkgate.server.pidfiles import (
     running_gateways,
     write_pid_file,
 )
-from sparkgate.server.ports import check_ports
+from sparkgate.server.ports import check_ports, check_unauthenticated_binds
 from sparkgate.service import options
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.spark.checks import SPARK_CHECKED_OPTIONS
@@ -83,6 +84,7 @@ def load_gateway_configuration(
         *options.SERVICE_OPTIONS,
         endpoint_type_option(factories),
         *endpoint_options(factories),
+        *authenticator_options(),
         *SPARK_CHECKED_OPTIONS,
     )
     return load_configuration(conf_dir, overrides, known, known_prefixes=KNOWN_PREFIXES)
@@ -104,6 +106,7 @@ def run_foreground(config: Configuration, *, stop: threading.Event | None = None
     service = SparkGatewayService(config)
     endpoints = create_endpoints(config, service)  # bad endpoint options fail before Spark
     check_ports(config)  # so does a port in use
+    check_unauthenticated_binds(config)
     with holding_data_dir(config, GATEWAY) as held_since:  # and a data dir in use
         _serve(service, endpoints, data_dir, held_since, _Stop(stop, received), on_signal)
 

@@ -10,6 +10,7 @@ ports are checked when it starts.
 from __future__ import annotations
 
 import errno
+import ipaddress
 import socket
 from collections.abc import Iterator
 
@@ -20,8 +21,9 @@ from sparkgate.endpoints.hiveserver2.options import HiveServer2Settings
 from sparkgate.endpoints.rest.options import OPTION_PREFIX as REST_PREFIX
 from sparkgate.endpoints.rest.options import RestSettings
 from sparkgate.server.endpoints import ENDPOINT_TYPE
+from sparkgate.service import options
 
-__all__ = ["check_ports"]
+__all__ = ["check_ports", "check_unauthenticated_binds"]
 
 
 def _wanted(identifier: str, config: Configuration) -> Iterator[tuple[str, str, int, int]]:
@@ -82,3 +84,34 @@ def check_ports(config: Configuration) -> None:
             problems.append(f"Invalid value '{value}' for option '{key}': {reason}")
     if problems:
         raise ConfigurationError("\n".join(problems))
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def check_unauthenticated_binds(config: Configuration) -> None:
+    """Without authentication, refuse endpoints bound beyond the loopback unless
+    ``sql-gateway.authentication.none-on-any-address`` allows it."""
+    names: tuple[str, ...] = config.get(options.AUTHENTICATION)
+    if tuple(n.strip().lower() for n in names if n.strip()) not in ((), ("none",)):
+        return
+    if config.get(options.AUTHENTICATION_NONE_ANY_ADDRESS):
+        return
+    exposed = [
+        f"'{key}' on {host}"
+        for identifier in config.get(ENDPOINT_TYPE)
+        for key, host, _, _ in _wanted(identifier, config)
+        if not _loopback(host)
+    ]
+    if exposed:
+        raise ConfigurationError(
+            "sql-gateway.authentication is none, so anybody who reaches a port runs SQL as "
+            "the gateway's OS user, and an endpoint is bound beyond the loopback "
+            f"({', '.join(exposed)}). "
+            "Turn authentication on (docs/security.md), bind to 127.0.0.1, or set "
+            f"'{options.AUTHENTICATION_NONE_ANY_ADDRESS.key}: true' to allow it."
+        )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sparkgate import version
+from sparkgate.api.auth import Credentials, Principal
 from sparkgate.api.catalog import (
     CatalogTable,
     FunctionDefinition,
@@ -36,6 +37,7 @@ from sparkgate.api.errors import (
     ExecutionError,
     GatewayError,
     IllegalStateError,
+    PermissionDeniedError,
     SessionNotFoundError,
     SqlParseError,
     StatementTooLongError,
@@ -57,6 +59,7 @@ from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.status import OperationStatus, OperationType
 from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT, WorkflowScheduler
+from sparkgate.security.authentication import Authentication
 from sparkgate.service import catalog, completion, options
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
@@ -174,6 +177,15 @@ class SparkGatewayService:
             hook_names=hook_names,
         )
         self._catalogs = CatalogRegistry(_catalog_store(config), load_catalog_types())
+        # Made now, so a wrong authenticator option stops the gateway before it serves.
+        names: tuple[str, ...] = config.get(options.AUTHENTICATION)
+        admins: tuple[str, ...] = config.get(options.ADMINS)
+        self.authentication = Authentication.from_config(
+            names,
+            admins,
+            config,
+            str(Path(config.get(options.DATA_DIR)).expanduser()),
+        )
         # Resolved now, so an unknown scheduler type fails before anything starts.
         scheduler = load_workflow_scheduler(
             config.get(options.WORKFLOW_SCHEDULER_TYPE),
@@ -518,6 +530,19 @@ class SparkGatewayService:
 
     def close_session(self, session: SessionHandle) -> None:
         self._sessions.close(session)
+
+    # -- authentication ----------------------------------------------------------
+    def authenticate(self, credentials: Credentials) -> Principal | None:
+        return self.authentication.authenticate(credentials)
+
+    def authorize_session(self, session: SessionHandle, principal: Principal | None) -> None:
+        if principal is None or not principal.authenticated or principal.admin:
+            return
+        owner = self._session(session).environment.user
+        if owner != principal.name:
+            raise PermissionDeniedError(
+                f"Session '{session}' belongs to another user; '{principal.name}' may not use it"
+            )
 
     def get_session_config(self, session: SessionHandle) -> dict[str, str]:
         """The session's properties, secret values masked (as Spark's UI masks them)."""

@@ -412,6 +412,31 @@ DEFAULT_FRESHNESS_FULL = duration_option(
     min_value=timedelta(seconds=1),
 )
 
+AUTHENTICATION = list_option(
+    "sql-gateway.authentication",
+    ("none",),
+    "How callers prove who they are, on every endpoint: `none`, or one or more of "
+    "`password` (the password file), `ldap` (a bind to the directory), `token` (a JWT as "
+    "`Authorization: Bearer`) and plug-ins of the entry-point group "
+    "`sparkgate.authenticators`, asked in order. `none` serves anybody as whoever they "
+    "say they are: the gateway refuses to start with it on an endpoint bound beyond the "
+    "loopback unless `sql-gateway.authentication.none-on-any-address` allows it.",
+)
+
+AUTHENTICATION_NONE_ANY_ADDRESS = bool_option(
+    "sql-gateway.authentication.none-on-any-address",
+    False,
+    "Let a gateway without authentication serve endpoints bound to an address other than "
+    "the loopback (anyone who reaches the port runs SQL as the gateway's OS user).",
+)
+
+ADMINS = list_option(
+    "sql-gateway.authorization.admins",
+    (),
+    "Users who may list, use and close every user's sessions and stop every user's jobs. "
+    "Others reach only their own (403 otherwise).",
+)
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_CHECK_INTERVAL,
@@ -455,4 +480,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     FRESHNESS_THRESHOLD,
     DEFAULT_FRESHNESS_CONTINUOUS,
     DEFAULT_FRESHNESS_FULL,
+    AUTHENTICATION,
+    AUTHENTICATION_NONE_ANY_ADDRESS,
+    ADMINS,
 )

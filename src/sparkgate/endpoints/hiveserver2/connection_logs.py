@@ -33,6 +33,7 @@ _CONNECTION_FAILURES: dict[str, tuple[Kind, ...]] = {
         # http.server's log_error: a request line or headers it cannot read.
         Kind("HiveServer2 HTTP %s: code "),
         Kind("HiveServer2 HTTP call from %s could not be read"),
+        Kind("HiveServer2 HTTP: %s holds %d connections already"),
         Kind("HiveServer2 HTTP connection from %s ended"),
         Kind("HiveServer2 HTTP connection from %s failed", expected=False),
         Kind("HiveServer2 HTTP call failed", expected=False),

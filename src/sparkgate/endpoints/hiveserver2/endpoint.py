@@ -15,9 +15,10 @@ from typing import Any
 
 from thrift.transport.TTransport import TTransportException
 
+from sparkgate.api.auth import Credentials, Principal
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.endpoint import Endpoint, EndpointContext
-from sparkgate.api.errors import ConfigurationError, EndpointError
+from sparkgate.api.errors import AuthenticationError, ConfigurationError, EndpointError
 from sparkgate.api.service import GatewayService
 from sparkgate.endpoints.hiveserver2.connection_logs import (
     flush_connection_logs,
@@ -35,11 +36,21 @@ from sparkgate.endpoints.hiveserver2.options import (
     AuthMode,
     HiveServer2Settings,
 )
-from sparkgate.endpoints.hiveserver2.passwords import PasswordFile
 from sparkgate.endpoints.hiveserver2.processor import CLIServiceProcessor
 from sparkgate.endpoints.hiveserver2.transport import BinaryServer
+from sparkgate.security.passwords import PasswordFile
 
 __all__ = ["HiveServer2Endpoint", "HiveServer2EndpointFactory"]
+
+
+def _gateway_authentication_on(service: GatewayService) -> bool:
+    """Whether the gateway checks credentials: it refuses a call without any."""
+    try:
+        service.authenticate(Credentials())
+    except AuthenticationError:
+        return True
+    return False
+
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +60,37 @@ class HiveServer2Endpoint:
 
     def __init__(self, service: GatewayService, settings: HiveServer2Settings) -> None:
         self.settings = settings
+        self.service = service
         self.core = HiveServer2Core(service, settings)
+        # The gateway's authentication, when on, checks every login (SASL PLAIN, HTTP
+        # Basic); the endpoint's own password file is the older way, alone.
+        self.gateway_authentication = _gateway_authentication_on(service)
+        if self.gateway_authentication and settings.authentication is AuthMode.NOSASL:
+            raise ConfigurationError(
+                "sql-gateway.endpoint.hiveserver2.authentication is NOSASL, which carries no "
+                "credentials, but sql-gateway.authentication is on: use PLAIN (or NONE)."
+            )
         self._check = self._password_check(settings)
+        # Principals proven by logins, by user name (their admin flag goes with them).
+        self._principals: dict[str, Principal] = {}
         self._binary: BinaryServer | None = None
         self._http: HttpServer | None = None
         self._started = False
 
-    @staticmethod
-    def _password_check(settings: HiveServer2Settings) -> Callable[[str, str], bool] | None:
+    @property
+    def _plain(self) -> bool:
+        return self.gateway_authentication or self.settings.authentication is AuthMode.PLAIN
+
+    def _password_check(self, settings: HiveServer2Settings) -> Callable[[str, str], bool] | None:
+        if self.gateway_authentication:
+            return self._login
         if settings.authentication is not AuthMode.PLAIN:
             return None
         if settings.password_file is None:
             raise ConfigurationError(
-                "sql-gateway.endpoint.hiveserver2.authentication is PLAIN but no "
-                "sql-gateway.endpoint.hiveserver2.password-file is set."
+                "sql-gateway.endpoint.hiveserver2.authentication is PLAIN but neither "
+                "sql-gateway.authentication nor sql-gateway.endpoint.hiveserver2.password-file "
+                "is set."
             )
         try:
             return PasswordFile(settings.password_file).check
@@ -71,9 +99,25 @@ class HiveServer2Endpoint:
                 f"Cannot read the HiveServer2 password file {settings.password_file}: {exc}"
             ) from exc
 
+    def _login(self, user: str, password: str) -> bool:
+        try:
+            principal = self.service.authenticate(Credentials(user=user, password=password))
+        except AuthenticationError:
+            return False
+        if principal is None:
+            return False
+        self._principals[principal.name] = principal
+        return True
+
+    def _principal(self, user: str | None) -> Principal | None:
+        if not self.gateway_authentication or user is None:
+            return None
+        return self._principals.get(user)
+
     # -- serving ---------------------------------------------------------------
     def _serve_connection(self, protocol: Any, user: str | None) -> None:
-        handler = CLIServiceHandler(self.core, ConnectionContext(user))
+        context = ConnectionContext(user, principal=self._principal(user))
+        handler = CLIServiceHandler(self.core, context)
         processor = CLIServiceProcessor(handler)
         try:
             while True:
@@ -85,8 +129,8 @@ class HiveServer2Endpoint:
             handler.connection_closed()
 
     def _run_http_call(self, iprot: Any, oprot: Any, user: str | None) -> None:
-        handler = CLIServiceHandler(self.core, ConnectionContext(user, closes_sessions=False))
-        CLIServiceProcessor(handler).process(iprot, oprot)
+        context = ConnectionContext(user, closes_sessions=False, principal=self._principal(user))
+        CLIServiceProcessor(CLIServiceHandler(self.core, context)).process(iprot, oprot)
 
     # -- life cycle -------------------------------------------------------------
     def start(self) -> None:
@@ -101,7 +145,7 @@ class HiveServer2Endpoint:
                     settings.port,
                     serve=self._serve_connection,
                     check_password=self._check,
-                    allow_nosasl=settings.authentication is not AuthMode.PLAIN,
+                    allow_nosasl=not self._plain,
                     max_connections=settings.worker_threads,
                     max_message_size=settings.max_message_size,
                     handshake_timeout=settings.handshake_timeout,
@@ -118,6 +162,8 @@ class HiveServer2Endpoint:
                     check_password=self._check,
                     max_connections=settings.worker_threads,
                     max_message_size=settings.max_message_size,
+                    handshake_timeout=settings.handshake_timeout,
+                    max_per_address=settings.max_connections_per_address,
                 )
                 self._http.start()
                 log.info("HiveServer2 HTTP transport listening on %s", self.http_address)

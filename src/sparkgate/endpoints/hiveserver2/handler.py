@@ -17,6 +17,7 @@ from typing import Any
 
 from TCLIService import ttypes
 
+from sparkgate.api.auth import Principal
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import FetchOrientation
@@ -163,8 +164,16 @@ class HiveServer2Core:
 class ConnectionContext:
     """Who is connected, and the sessions they opened on this connection."""
 
-    def __init__(self, user: str | None, *, closes_sessions: bool = True) -> None:
+    def __init__(
+        self,
+        user: str | None,
+        *,
+        closes_sessions: bool = True,
+        principal: Principal | None = None,
+    ) -> None:
         self.user = user
+        # Who the gateway's authentication proved (None: authentication is off).
+        self.principal = principal
         self.closes_sessions = closes_sessions
         self.sessions: set[SessionHandle] = set()
         self._lock = threading.Lock()
@@ -195,6 +204,19 @@ class CLIServiceHandler:
     @property
     def service(self) -> GatewayService:
         return self.core.service
+
+    def _session(self, handle: ttypes.TSessionHandle | None) -> SessionHandle:
+        """The session ``handle`` names, if the connection's user may use it."""
+        session = parse_session(handle)
+        self.service.authorize_session(session, self.connection.principal)
+        return session
+
+    def _operation(
+        self, handle: ttypes.TOperationHandle | None
+    ) -> tuple[SessionHandle, OperationHandle]:
+        session, operation = parse_operation(handle)
+        self.service.authorize_session(session, self.connection.principal)
+        return session, operation
 
     # -- sessions ------------------------------------------------------------------
     def OpenSession(self, req: ttypes.TOpenSessionReq) -> ttypes.TOpenSessionResp:
@@ -241,7 +263,7 @@ class CLIServiceHandler:
 
     def CloseSession(self, req: ttypes.TCloseSessionReq) -> ttypes.TCloseSessionResp:
         def call() -> dict[str, Any]:
-            session = parse_session(req.sessionHandle)
+            session = self._session(req.sessionHandle)
             self.connection.closed(session)
             try:
                 self.service.close_session(session)
@@ -253,7 +275,7 @@ class CLIServiceHandler:
 
     def GetInfo(self, req: ttypes.TGetInfoReq) -> ttypes.TGetInfoResp:
         def call() -> dict[str, Any]:
-            self.service.heartbeat(parse_session(req.sessionHandle))
+            self.service.heartbeat(self._session(req.sessionHandle))
             info = self.service.get_gateway_info()
             kind = ttypes.TGetInfoType
             strings = {
@@ -289,7 +311,7 @@ class CLIServiceHandler:
     # -- statements ----------------------------------------------------------------
     def ExecuteStatement(self, req: ttypes.TExecuteStatementReq) -> ttypes.TExecuteStatementResp:
         def call() -> dict[str, Any]:
-            session = parse_session(req.sessionHandle)
+            session = self._session(req.sessionHandle)
             timeout = float(req.queryTimeout) if req.queryTimeout else None
             overlay = {str(k): str(v) for k, v in (req.confOverlay or {}).items()}
             operation = self.service.execute_statement(
@@ -316,7 +338,7 @@ class CLIServiceHandler:
         self, req: ttypes.TGetOperationStatusReq
     ) -> ttypes.TGetOperationStatusResp:
         def call() -> dict[str, Any]:
-            session, operation = parse_operation(req.operationHandle)
+            session, operation = self._operation(req.operationHandle)
             info = self.service.get_operation_info(session, operation)
             fields: dict[str, Any] = {
                 "operationState": _STATES[info.status],
@@ -388,7 +410,7 @@ class CLIServiceHandler:
 
     def CancelOperation(self, req: ttypes.TCancelOperationReq) -> ttypes.TCancelOperationResp:
         def call() -> dict[str, Any]:
-            session, operation = parse_operation(req.operationHandle)
+            session, operation = self._operation(req.operationHandle)
             self.service.cancel_operation(session, operation)
             return {}
 
@@ -396,7 +418,7 @@ class CLIServiceHandler:
 
     def CloseOperation(self, req: ttypes.TCloseOperationReq) -> ttypes.TCloseOperationResp:
         def call() -> dict[str, Any]:
-            session, operation = parse_operation(req.operationHandle)
+            session, operation = self._operation(req.operationHandle)
             self.core.pager.forget(operation)
             self.service.close_operation(session, operation)
             return {}
@@ -407,7 +429,7 @@ class CLIServiceHandler:
         self, req: ttypes.TGetResultSetMetadataReq
     ) -> ttypes.TGetResultSetMetadataResp:
         def call() -> dict[str, Any]:
-            session, operation = parse_operation(req.operationHandle)
+            session, operation = self._operation(req.operationHandle)
             schema = self.service.get_operation_result_schema(
                 session, operation, timeout=self.core.settings.fetch_timeout
             )
@@ -418,7 +440,7 @@ class CLIServiceHandler:
 
     def FetchResults(self, req: ttypes.TFetchResultsReq) -> ttypes.TFetchResultsResp:
         def call() -> dict[str, Any]:
-            session, operation = parse_operation(req.operationHandle)
+            session, operation = self._operation(req.operationHandle)
             orientation = _FETCH_NEXT if req.orientation is None else req.orientation
             if orientation not in (_FETCH_NEXT, _FETCH_FIRST):
                 name = ttypes.TFetchOrientation._VALUES_TO_NAMES.get(orientation, orientation)
@@ -460,7 +482,7 @@ class CLIServiceHandler:
         build: Callable[[MetadataCalls], StaticResult],
     ) -> Any:
         def call() -> dict[str, Any]:
-            session = parse_session(session_handle_)
+            session = self._session(session_handle_)
             calls = MetadataCalls(self.service, session)
             operation = self.service.submit_operation(
                 session, lambda: build(calls), OperationType.UNKNOWN

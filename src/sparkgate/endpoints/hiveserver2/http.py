@@ -6,6 +6,11 @@ as Hive's HTTP mode. Credentials come with every request as HTTP Basic
 authentication; with ``PLAIN`` they are checked against the password file and
 a wrong one is answered 401. Sessions are not tied to connections here (an
 HTTP client may use several): they end with CloseSession or the idle timeout.
+A connection holds a worker slot only while one of its calls runs: one that
+sends nothing, or sends a request slowly, or stays idle between requests for
+``handshake-timeout`` is closed, and each client address may hold at most
+``max-connections-per-address`` connections, so idle or slow connections
+cannot keep real clients out.
 Connection failures are logged at most once per kind per minute
 (:mod:`.connection_logs`), never as a traceback on stderr.
 """
@@ -52,19 +57,30 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(address, _Handler)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        self.owner.slots.acquire()
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.owner.slots.release()
-            raise
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Refuse a connection past the per-address cap (closed at once)."""
+        owner = self.owner
+        address = str(client_address[0])
+        with owner.lock:
+            held = owner.per_address.get(address, 0)
+            if owner.max_per_address and held >= owner.max_per_address:
+                log.info("HiveServer2 HTTP: %s holds %d connections already", address, held)
+                return False
+            owner.per_address[address] = held + 1
+        return True
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.owner.slots.release()
+            owner = self.owner
+            address = str(client_address[0])
+            with owner.lock:
+                left = owner.per_address.get(address, 1) - 1
+                if left > 0:
+                    owner.per_address[address] = left
+                else:
+                    owner.per_address.pop(address, None)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # socketserver prints a traceback to stderr for each connection that fails,
@@ -79,6 +95,12 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+
+    def setup(self) -> None:
+        # Every read and write of the connection: a request line, headers or body
+        # that stall, or a kept-alive connection idle this long, end it.
+        self.request.settimeout(self.server.owner.handshake_timeout)
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("HiveServer2 HTTP %s: " + format, self.client_address, *args)
@@ -131,7 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
         )
         oprot = TBinaryProtocol(otrans)
         try:
-            owner.run_call(iprot, oprot, user or None)
+            with owner.slots:  # the worker slot: held while the call runs, not while idle
+                owner.run_call(iprot, oprot, user or None)
         except (TTransport.TTransportException, TProtocolException) as exc:
             # A body that is not one Thrift call: the client's doing, no traceback.
             peer = self.client_address
@@ -161,6 +184,8 @@ class HttpServer:
         check_password: Callable[[str, str], bool] | None,
         max_connections: int,
         max_message_size: int,
+        handshake_timeout: float = 20.0,
+        max_per_address: int = 0,
     ) -> None:
         self.host = host
         self.port = port
@@ -169,6 +194,10 @@ class HttpServer:
         self.check_password = check_password
         self.max_message_size = max_message_size
         self.slots = threading.BoundedSemaphore(max_connections)
+        self.handshake_timeout = handshake_timeout
+        self.max_per_address = max_per_address
+        self.lock = threading.Lock()
+        self.per_address: dict[str, int] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 

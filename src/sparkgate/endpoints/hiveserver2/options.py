@@ -135,7 +135,7 @@ PASSWORD_FILE: ConfigOption[Path | None] = ConfigOption(
     "password-file",
     None,
     "The password file for `PLAIN`: one `user:pbkdf2_sha256:iterations:salt:hash` line "
-    "per user. Add users with `python -m sparkgate.endpoints.hiveserver2.passwords`.",
+    "per user. Add users with `python -m sparkgate.security.passwords`.",
     "Path",
     _parse_optional_path,
     _format_optional_path,
@@ -180,15 +180,17 @@ HANDSHAKE_TIMEOUT = duration_option(
     "handshake-timeout",
     timedelta(seconds=20),
     "A binary connection that has not sent its first Thrift message or finished its "
-    "SASL handshake in this time is closed. Connections hold a worker thread only "
-    "after their handshake, so idle raw connections cannot starve real clients.",
+    "SASL handshake in this time is closed; an HTTP connection whose request stalls, "
+    "or that stays idle between requests, this long is closed. Connections hold a "
+    "worker thread only after their handshake (HTTP: while a call runs), so idle raw "
+    "connections cannot starve real clients.",
     min_value=timedelta(milliseconds=100),
 )
 MAX_CONNECTIONS_PER_ADDRESS = int_option(
     "max-connections-per-address",
     1000,
-    "The most binary connections one client address may hold open at once (those "
-    "still handshaking included); more are closed at once. 0: no limit.",
+    "The most connections one client address may hold open at once, per transport "
+    "(those still handshaking included); more are closed at once. 0: no limit.",
     min_value=0,
 )
 

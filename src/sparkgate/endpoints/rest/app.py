@@ -24,10 +24,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from sparkgate.api.auth import CredentialKind, Principal
 from sparkgate.api.service import GatewayService
+from sparkgate.endpoints.rest.credentials import request_credentials
 from sparkgate.endpoints.rest.errors import error_body, error_response
 from sparkgate.endpoints.rest.handlers import HANDLERS, Call, Handler, not_implemented
-from sparkgate.endpoints.rest.messages import check_content_type, parse_json_object, read_body
+from sparkgate.endpoints.rest.messages import (
+    check_content_type,
+    parse_json_object,
+    parse_session_handle,
+    read_body,
+)
 from sparkgate.endpoints.rest.openapi import OPENAPI_PATH, build_openapi
 from sparkgate.endpoints.rest.options import RestSettings
 from sparkgate.endpoints.rest.responses import json_response
@@ -80,6 +87,7 @@ def _endpoint(
     async def endpoint(request: Request) -> Response:
         try:
             check_content_type(request)
+            principal = await _principal(request, service, runner)
             raw = await read_body(request, settings.max_body_size)
             call = Call(
                 request=request,
@@ -89,6 +97,7 @@ def _endpoint(
                 service=service,
                 settings=settings,
                 run=runner,
+                principal=principal,
             )
             return await handler(call)
         except Exception as exc:  # every failure answers; the server keeps serving
@@ -96,6 +105,23 @@ def _endpoint(
 
     endpoint.__name__ = f"{route.name}_{version.name}"
     return endpoint
+
+
+async def _principal(
+    request: Request, service: GatewayService, runner: ThreadRunner
+) -> Principal | None:
+    """Who calls (401 when authentication is on and they prove nothing); a call on a
+    session must come from its owner or an admin (403)."""
+    credentials = request_credentials(request)
+    if credentials.kind is CredentialKind.PASSWORD:
+        # A password check may be slow on purpose (a hash) or ask a directory.
+        principal: Principal | None = await runner(lambda: service.authenticate(credentials))
+    else:
+        principal = service.authenticate(credentials)
+    handle = request.path_params.get("session_handle")
+    if handle is not None and principal is not None:
+        service.authorize_session(parse_session_handle(str(handle)), principal)
+    return principal
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from starlette.responses import Response
 
 from sparkgate.api.errors import (
+    AuthenticationError,
     CatalogError,
     ConfigurationError,
     EngineUnavailableError,
@@ -34,6 +35,7 @@ from sparkgate.api.errors import (
     FetchError,
     IllegalStateError,
     OperationNotFoundError,
+    PermissionDeniedError,
     SessionLimitError,
     SessionNotFoundError,
     StatementError,
@@ -120,6 +122,10 @@ def _server_error(action: str, causes: Sequence[str], exc: BaseException) -> Res
 
 def _status_for(exc: BaseException, action: str) -> int | None:
     """The 4xx/5xx for a known gateway error, or None for a failure (500 + chain)."""
+    if isinstance(exc, AuthenticationError):
+        return 401
+    if isinstance(exc, PermissionDeniedError):
+        return 403
     if isinstance(exc, (SessionNotFoundError, OperationNotFoundError)):
         return 404
     if isinstance(exc, EngineUnavailableError):
@@ -140,6 +146,10 @@ def _status_for(exc: BaseException, action: str) -> int | None:
     return None
 
 
+def _challenges(schemes: Sequence[str]) -> list[str]:
+    return [f'{scheme} realm="sparkgate"' for scheme in schemes or ("Basic",)]
+
+
 def error_response(exc: BaseException, action: str) -> Response:
     """The response for anything a handler raised while doing ``action``."""
     if isinstance(exc, RestError):
@@ -149,6 +159,8 @@ def error_response(exc: BaseException, action: str) -> Response:
         log.debug("%s refused (%d): %s", action, status, exc)
         retry = exc.retry_after_s if isinstance(exc, EngineUnavailableError) else 5
         headers = {"Retry-After": str(retry)} if status == 503 else None
+        if isinstance(exc, AuthenticationError):
+            headers = {"WWW-Authenticate": ", ".join(_challenges(exc.schemes))}
         return json_response(error_body(mask_secrets(str(exc))), status, headers=headers)
     if isinstance(exc, ExecutionError):
         log.info("%s: statement failed: %s", action, exc.root_cause)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
+from sparkgate.api.auth import Principal
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.service import GatewayService
 from sparkgate.api.session import EndpointVersion, SessionEnvironment, is_resource_name
@@ -62,6 +63,8 @@ class Call:
     service: GatewayService
     settings: RestSettings
     run: Callable[[Callable[[], Any]], Awaitable[Any]]
+    #: Who is calling (None: authentication is off and nobody was named).
+    principal: Principal | None = None
 
     def param(self, name: str) -> str:
         return str(self.request.path_params[name])
@@ -99,6 +102,7 @@ async def open_session(call: Call) -> Response:
         session_name=call.body.string("sessionName"),
         endpoint_version=EndpointVersion(ENDPOINT_ID, call.version.name),
         config=call.body.string_map("properties"),
+        user=call.principal.name if call.principal is not None else None,
     )
     handle = await call.run(lambda: call.service.open_session(environment))
     return json_response({"sessionHandle": str(handle)})

@@ -1,12 +1,13 @@
-"""The PLAIN password file: salted PBKDF2-SHA256 hashes, never plain text.
+"""The password file: salted PBKDF2-SHA256 hashes, never plain text.
 
 One user per line, ``user:pbkdf2_sha256:<iterations>:<salt hex>:<hash hex>``;
-blank lines and ``#`` comments are ignored. Run as a module to add or
-replace a user (the password is read from the terminal, or from stdin with
-``--stdin``)::
+blank lines and ``#`` comments are ignored; the file is written with mode
+0600. ``sparkgate user add|passwd|remove|list`` manages the gateway's; run as
+a module for any file (the password is read from the terminal, or from stdin
+with ``--stdin``)::
 
-    python -m sparkgate.endpoints.hiveserver2.passwords FILE add USER
-    python -m sparkgate.endpoints.hiveserver2.passwords FILE remove USER
+    python -m sparkgate.security.passwords FILE add USER
+    python -m sparkgate.security.passwords FILE remove USER
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "PasswordFile",
     "hash_password",
     "main",
+    "users",
     "verify_password",
 ]
 
@@ -111,6 +113,11 @@ class PasswordFile:
         return verify_password(password, stored)
 
 
+def users(path: Path) -> list[str]:
+    """The users of the file at ``path`` (none when it does not exist)."""
+    return sorted(_read(path)) if path.exists() else []
+
+
 def _write(path: Path, entries: dict[str, str]) -> None:
     text = "".join(f"{user}:{stored}\n" for user, stored in sorted(entries.items()))
     tmp = path.with_name(path.name + ".tmp")
@@ -122,8 +129,8 @@ def _write(path: Path, entries: dict[str, str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sparkgate.endpoints.hiveserver2.passwords",
-        description="Add, replace or remove users of a HiveServer2 PLAIN password file.",
+        prog="python -m sparkgate.security.passwords",
+        description="Add, replace or remove users of a password file.",
     )
     parser.add_argument("file", type=Path, help="the password file (created if missing)")
     parser.add_argument("action", choices=("add", "remove"))
