@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# A real PostgreSQL server (session scope), for every test that asks for it.
+# A real OpenLDAP server and a real PostgreSQL server (session scope), for every
+# test that asks for one.
+from tests.ldap_server import slapd as slapd
 from tests.postgres import postgres as postgres
 
 if TYPE_CHECKING:

@@ -31,12 +31,12 @@ from sparkgate.api.types import (
     TimeType,
     VarCharType,
 )
-from sparkgate.security import passwords
 from sparkgate.endpoints.hiveserver2.hive_types import hive_type
 from sparkgate.endpoints.hiveserver2.metadata import pattern_matcher
 from sparkgate.endpoints.hiveserver2.options import AuthMode, HiveServer2Settings, TransportMode
 from sparkgate.endpoints.hiveserver2.rowset import null_bitmap, to_row_set
 from sparkgate.endpoints.hiveserver2.sasl import AuthenticationError, negotiate_plain
+from sparkgate.security import passwords
 
 T = ttypes.TTypeId
 

@@ -94,6 +94,8 @@ class JobInfo:
     savepoint: str | None = None
     restored_from: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
+    #: Who submitted it (the session's user; None without authentication).
+    user: str | None = None
 
 
 @runtime_checkable

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from sparkgate.api.auth import Principal
+
 __all__ = ["RESOURCE_SCHEME", "EndpointVersion", "SessionEnvironment", "is_resource_name"]
 
 
@@ -31,6 +33,9 @@ class SessionEnvironment:
     config: Mapping[str, str] = field(default_factory=dict)
     jars: tuple[str, ...] = ()
     user: str | None = None
+    #: Who the gateway's authentication proved opened it (None: authentication is
+    #: off); its jobs and materialized tables are theirs.
+    principal: Principal | None = None
 
 
 RESOURCE_SCHEME = "sparkgate-resource"

@@ -5,12 +5,16 @@ by a search under ``base-dn`` (as ``bind-dn`` when the directory does not
 allow anonymous searches).
 
 An empty password is refused before the directory is asked: LDAP takes a bind
-with a DN and no password as an anonymous bind, which succeeds.
+with a DN and no password as an anonymous bind, which succeeds. Passwords go to
+the directory as their UTF-8 bytes, as other LDAP clients send them (not
+SASLprep'd: that would refuse a tab and drop a soft hyphen, and directories
+compare the bytes).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 from collections.abc import Sequence
 from datetime import timedelta
@@ -72,6 +76,7 @@ LDAP_OPTIONS: tuple[ConfigOption[Any], ...] = (
 )
 
 _UNREACHABLE = "the directory server could not be reached"
+_SEARCH_BIND_REFUSED = "the directory refused the gateway's search bind"
 
 
 class LdapAuthenticator:
@@ -89,6 +94,9 @@ class LdapAuthenticator:
         self.bind_dn = config.get(BIND_DN).strip() or None
         self.bind_password = config.get(BIND_PASSWORD) or None
         self.timeout = config.get(TIMEOUT).total_seconds()
+        # ldap3 packs the receive timeout into SO_RCVTIMEO as whole seconds: a float
+        # fails every connection (a struct.error it reports as "invalid server address").
+        self.receive_timeout = max(1, math.ceil(self.timeout))
         if self.pattern is None and self.base_dn is None:
             raise ConfigurationError(
                 f"'ldap' authentication needs '{USER_DN_PATTERN.key}' or '{BASE_DN.key}'"
@@ -97,12 +105,12 @@ class LdapAuthenticator:
             raise ConfigurationError(f"'{USER_DN_PATTERN.key}' must contain {{user}}")
         if self.pattern is None and "{user}" not in self.user_filter:
             raise ConfigurationError(f"'{USER_FILTER.key}' must contain {{user}}")
+        if self.bind_dn is not None and self.bind_password is None:
+            raise ConfigurationError(f"'{BIND_DN.key}' needs '{BIND_PASSWORD.key}'")
         ca_file = config.get(CA_FILE).strip() or None
-        tls = ldap3.Tls(ca_certs_file=ca_file, validate=ssl.CERT_REQUIRED) if ca_file else None
+        self.tls = ldap3.Tls(ca_certs_file=ca_file, validate=ssl.CERT_REQUIRED) if ca_file else None
         try:
-            self.server = ldap3.Server(
-                self.url, connect_timeout=self.timeout, get_info=ldap3.NONE, tls=tls
-            )
+            self._server()
         except LDAPException as exc:
             raise ConfigurationError(f"'{URL.key}': {exc}") from None
 
@@ -134,7 +142,7 @@ class LdapAuthenticator:
         try:
             if not connection.bind():
                 log.warning("LDAP search bind as %s refused: %s", self.bind_dn, connection.result)
-                raise AuthenticationError(f"login failed: {_UNREACHABLE}")
+                raise AuthenticationError(f"login failed: {_SEARCH_BIND_REFUSED}")
             query = self.user_filter.replace("{user}", escape_filter_chars(user))
             connection.search(self.base_dn, query, attributes=[], size_limit=2)
             entries = connection.entries
@@ -145,12 +153,21 @@ class LdapAuthenticator:
             connection.unbind()
         return str(entries[0].entry_dn) if len(entries) == 1 else None
 
+    def _server(self) -> ldap3.Server:
+        """A new one for each connection: an ldap3 ``Server`` remembers an address that
+        failed to connect and skips it, for every connection that shares it, for seconds
+        after (logins would be refused while the directory is back), and connections
+        that share one race on its current address."""
+        return ldap3.Server(
+            self.url, connect_timeout=self.timeout, get_info=ldap3.NONE, tls=self.tls
+        )
+
     def _connection(self, dn: str | None, password: str | None) -> ldap3.Connection:
         return ldap3.Connection(
-            self.server,
+            self._server(),
             user=dn,
-            password=password,
-            receive_timeout=self.timeout,
+            password=None if password is None else password.encode("utf-8", "surrogatepass"),
+            receive_timeout=self.receive_timeout,
             auto_bind=ldap3.AUTO_BIND_NONE,
             read_only=True,
         )

@@ -223,7 +223,9 @@ class CLIServiceHandler:
         def call() -> dict[str, Any]:
             client = req.client_protocol if req.client_protocol is not None else SERVER_PROTOCOL
             version = min(client, SERVER_PROTOCOL)
-            user = self.connection.user or req.username or "anonymous"
+            principal = self.connection.principal
+            user = (principal.name if principal else None) or self.connection.user
+            user = user or req.username or "anonymous"
             config = dict(SESSION_DEFAULTS)
             database: str | None = None
             for key, value in (req.configuration or {}).items():
@@ -240,6 +242,7 @@ class CLIServiceHandler:
                 endpoint_version=EndpointVersion(ENDPOINT_ID, protocol_name(version)),
                 config=config,
                 user=user,
+                principal=principal,
             )
             handle = self.service.open_session(environment)
             try:

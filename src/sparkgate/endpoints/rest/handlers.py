@@ -103,6 +103,7 @@ async def open_session(call: Call) -> Response:
         endpoint_version=EndpointVersion(ENDPOINT_ID, call.version.name),
         config=call.body.string_map("properties"),
         user=call.principal.name if call.principal is not None else None,
+        principal=call.principal,
     )
     handle = await call.run(lambda: call.service.open_session(environment))
     return json_response({"sessionHandle": str(handle)})

@@ -80,6 +80,8 @@ class Job:
     owner: object | None = None
     # Its engine died; its queries wait for a new engine (the job stays RUNNING).
     suspended: bool = False
+    # Who submitted it: the user of the session (None: nobody was named).
+    user: str | None = None
     # A batch job's work has returned or raised (its Spark jobs may still be ending).
     settled: threading.Event = field(default_factory=threading.Event)
     # A batch job is past its writes, in its last step (publishing): too late to cancel.
@@ -103,6 +105,7 @@ class Job:
             savepoint=self.savepoint,
             restored_from=self.restored_from,
             options=dict(self.options),
+            user=self.user,
         )
 
     @classmethod
@@ -115,6 +118,7 @@ class Job:
         job.savepoint = info.savepoint
         job.restored_from = info.restored_from
         job.options = dict(info.options)
+        job.user = info.user
         job.bounded_rows = bounded_rows
         if info.status.is_terminal:
             job.done.set()
@@ -131,6 +135,7 @@ class Job:
             "checkpoint": self.checkpoint,
             "savepoint": self.savepoint,
             "restored from": self.restored_from,
+            "user": self.user,
             "cause": self.cause,
             "statement": self.statement,
         }

@@ -229,10 +229,12 @@ class JobManager:
         streaming: bool,
         options: Mapping[str, str] | None,
         hooks: Sequence[JobStatusHook],
+        user: str | None = None,
     ) -> Job:
         statement = masked_statement(statement)  # SHOW JOBS, the store, Spark's UI
         job = Job(uuid.uuid4().hex, name or default_name(statement), statement, streaming)
         job.options = dict(options or {})
+        job.user = user
         job.hooks = tuple(hooks)
         with self._lock:
             evicted = self._evict()
@@ -317,6 +319,7 @@ class JobManager:
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
         last_step: Callable[[], None] | None = None,
+        user: str | None = None,
     ) -> Job:
         """Run ``action`` on the calling thread as a listed job (synchronous DML).
 
@@ -325,7 +328,7 @@ class JobManager:
         unless the job was stopped (publishing what it wrote). The job's hooks
         have run when it returns.
         """
-        job = self._new(name, statement, False, options, hooks)
+        job = self._new(name, statement, False, options, hooks, user)
         self._transition(job, _S.RUNNING)
         try:
             self._run_tagged(sc, job, action, last_step)
@@ -348,10 +351,11 @@ class JobManager:
         options: Mapping[str, str] | None = None,
         hooks: Sequence[JobStatusHook] = (),
         last_step: Callable[[], None] | None = None,
+        user: str | None = None,
     ) -> Job:
         """Run ``action``, then ``last_step`` (see :meth:`run_batch`), on its own
         thread, tagged with the job's tag."""
-        job = self._new(name, statement, False, options, hooks)
+        job = self._new(name, statement, False, options, hooks, user)
         self._transition(job, _S.RUNNING)
 
         def run() -> None:
@@ -381,6 +385,7 @@ class JobManager:
         hooks: Sequence[JobStatusHook] = (),
         restart: Callable[[], Sequence[StreamStarter]] | None = None,
         owner: object | None = None,
+        user: str | None = None,
     ) -> Job:
         """Start one StreamingQuery per starter, as one job.
 
@@ -390,7 +395,7 @@ class JobManager:
         fails (its hooks hear so) and is not listed. ``restart`` makes the
         starters again on a new engine (see :meth:`suspend_streams`).
         """
-        job = self._new(name, statement, True, options, hooks)
+        job = self._new(name, statement, True, options, hooks, user)
         job.bounded_rows = bounded_rows
         job.available_now = available_now
         job.restart, job.owner = restart, owner

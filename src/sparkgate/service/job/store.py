@@ -76,6 +76,7 @@ class StoredJob:
             savepoint=record.get("savepoint"),
             restored_from=record.get("restored_from"),
             options={str(k): str(v) for k, v in (record.get("options") or {}).items()},
+            user=record.get("user"),
         )
         rows = record.get("bounded_rows")
         hooks = [dict(h) for h in record.get("hooks") or () if isinstance(h, dict)]

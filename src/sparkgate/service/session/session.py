@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.config import ConfigOption
-from sparkgate.api.errors import ConfigurationError, ExecutionError
+from sparkgate.api.errors import ConfigurationError, ExecutionError, PermissionDeniedError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from sparkgate.service.job.manager import JobManager
 
-__all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key"]
+__all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key", "may_act_on"]
 
 log = logging.getLogger(__name__)
 
@@ -293,6 +293,18 @@ class Session:
             released(self.spark)  # its Spark session leaves the JVM in seconds, not hours
 
 
+def may_act_on(session: Session, owner: str | None, kind: str, name: str) -> None:
+    """Refuse a user's session to stop, suspend or drop another user's ``kind``
+    (an admin's, or one made without authentication, may)."""
+    principal = session.environment.principal
+    if principal is None or not principal.authenticated or principal.admin:
+        return
+    if owner is not None and owner != principal.name:
+        raise PermissionDeniedError(
+            f"The {kind} '{name}' belongs to user '{owner}'; '{principal.name}' may not change it"
+        )
+
+
 @contextlib.contextmanager
 def _scope(session: Session, operation: Operation, config: Mapping[str, str]) -> Iterator[None]:
     with (
@@ -303,6 +315,7 @@ def _scope(session: Session, operation: Operation, config: Mapping[str, str]) ->
             operation.job_tag,
             operation.statement,
             session.scheduler_pool(),
+            session.environment.user,
         ),
     ):
         yield

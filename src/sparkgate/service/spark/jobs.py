@@ -38,9 +38,17 @@ _DESCRIPTION_LIMIT = 4000
 
 @contextlib.contextmanager
 def job_scope(
-    sc: SparkContext, tag: str, description: str | None, pool: str | None = None
+    sc: SparkContext,
+    tag: str,
+    description: str | None,
+    pool: str | None = None,
+    user: str | None = None,
 ) -> Iterator[None]:
-    """Tag (and describe, for Spark's UI) the jobs this thread starts, in ``pool``."""
+    """Tag (and describe, for Spark's UI) the jobs this thread starts, in ``pool``;
+    Spark's ``current_user()`` is ``user`` meanwhile (as in Spark's Thrift server)."""
+    current_user = _current_user(sc) if user else None
+    if current_user is not None:
+        current_user.set(user)
     sc.addJobTag(tag)
     if pool is not None:
         sc.setLocalProperty(POOL_PROPERTY, pool)
@@ -54,6 +62,18 @@ def job_scope(
         sc.setJobDescription(None)  # type: ignore[arg-type]
         if pool is not None:
             sc.setLocalProperty(POOL_PROPERTY, None)  # type: ignore[arg-type]
+        if current_user is not None:
+            current_user.remove()
+
+
+def _current_user(sc: SparkContext) -> Any:
+    """The JVM thread-local ``current_user()`` reads (this Python thread's JVM thread)."""
+    try:
+        jvm: Any = sc._jvm
+        return getattr(jvm, "org.apache.spark.sql.catalyst.CurrentUserContext").CURRENT_USER()
+    except Exception:  # another Spark version: current_user() stays the OS user's
+        log.debug("No CurrentUserContext in this Spark", exc_info=True)
+        return None
 
 
 def _log_jobs(sc: SparkContext, tag: str) -> None:

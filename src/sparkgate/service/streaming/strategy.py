@@ -537,6 +537,7 @@ def submit(
             hooks=hooks,
             restart=restart,
             owner=session,
+            user=session.environment.user,
         )
         return job.id
 
@@ -546,7 +547,14 @@ def submit(
 
     if runtime.streaming or not runtime.dml_sync:
         return registry.submit_batch(
-            sc, statement, name, action, options=job_options, hooks=hooks, last_step=last_step
+            sc,
+            statement,
+            name,
+            action,
+            options=job_options,
+            hooks=hooks,
+            last_step=last_step,
+            user=session.environment.user,
         ).id
     try:
         job = registry.run_batch(
@@ -558,6 +566,7 @@ def submit(
             options=job_options,
             hooks=hooks,
             last_step=last_step,
+            user=session.environment.user,
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc

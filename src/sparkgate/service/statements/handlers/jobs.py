@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sparkgate.service.operation.operation import Execution
+from sparkgate.service.session.session import may_act_on
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import DescribeJob, ShowJobs, StopJob
 from sparkgate.service.statements.results import ok_result, table_result
@@ -24,6 +25,9 @@ def describe_job(context: StatementContext, statement: DescribeJob) -> Execution
 
 
 def stop_job(context: StatementContext, statement: StopJob) -> Execution:
+    may_act_on(
+        context.session, context.state.jobs.get(statement.job_id).user, "job", statement.job_id
+    )
     job = context.state.jobs.stop_job(
         context.session.spark.sparkContext,
         statement.job_id,

@@ -1,0 +1,80 @@
+"""A session's user: Spark's current_user() while its statements run, and the
+owner of the jobs it submits (another user's session may not stop them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkgate.api.auth import Principal
+from sparkgate.api.jobs import JobStatus
+from sparkgate.api.session import SessionEnvironment
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import error_text, run, unique_name
+
+# Runs until stopped: 2,000 tasks of 0.2 s each (reflection is allowed in tests' services).
+ENDLESS = (
+    "SELECT id + length(reflect('java.lang.Thread', 'sleep', CAST(200 AS BIGINT))) "
+    "FROM range(0, 2000, 1, 2000)"
+)
+
+
+def as_user(name: str, admin: bool = False) -> SessionEnvironment:
+    return SessionEnvironment(
+        user=name, principal=Principal(name, mechanism="password", admin=admin)
+    )
+
+
+def test_current_user_is_the_sessions_user(service: SparkGatewayService) -> None:
+    ann = service.open_session(SessionEnvironment(user="ann"))
+    anonymous = service.open_session(SessionEnvironment())
+    try:
+        assert run(service, ann, "SELECT current_user(), session_user()") == [("ann", "ann")]
+        # Not left behind on the worker thread for the next session's statement.
+        (other,) = run(service, anonymous, "SELECT current_user()")
+        assert other[0] != "ann"
+    finally:
+        service.close_session(ann)
+        service.close_session(anonymous)
+
+
+def test_only_its_user_or_an_admin_stops_a_job(service: SparkGatewayService) -> None:
+    ann = service.open_session(as_user("ann"))
+    bob = service.open_session(as_user("bob"))
+    ops = service.open_session(as_user("ops", admin=True))
+    table = unique_name("owned")
+    try:
+        run(service, ann, f"CREATE TABLE {table} (id BIGINT) USING parquet")
+        job_id = run(
+            service, ann, f"INSERT INTO {table} {ENDLESS}", config={"table.dml-sync": "false"}
+        )[0][0]
+        assert service.describe_job(job_id).user == "ann"
+        message = error_text(service, bob, f"STOP JOB '{job_id}'")
+        assert "belongs to user 'ann'" in message and "'bob' may not" in message
+        assert service.describe_job(job_id).status is JobStatus.RUNNING
+        run(service, ops, f"STOP JOB '{job_id}'")
+        assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
+    finally:
+        run(service, ann, f"DROP TABLE IF EXISTS {table}")
+        for handle in (ann, bob, ops):
+            service.close_session(handle)
+
+
+@pytest.mark.parametrize("environment", [SessionEnvironment(), SessionEnvironment(user="bob")])
+def test_without_authentication_anybody_stops_a_job(
+    service: SparkGatewayService, environment: SessionEnvironment
+) -> None:
+    owner = service.open_session(SessionEnvironment(user="ann"))
+    other = service.open_session(environment)
+    table = unique_name("unowned")
+    try:
+        run(service, owner, f"CREATE TABLE {table} (id BIGINT) USING parquet")
+        job_id = run(
+            service, owner, f"INSERT INTO {table} {ENDLESS}", config={"table.dml-sync": "false"}
+        )[0][0]
+        run(service, other, f"STOP JOB '{job_id}'")
+        assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
+    finally:
+        run(service, owner, f"DROP TABLE IF EXISTS {table}")
+        service.close_session(owner)
+        service.close_session(other)
