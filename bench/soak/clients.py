@@ -70,6 +70,8 @@ class Context:
     # When the sampler last saw a new engine serve (monotonic); sessions moved
     # onto it count as used then (docs/operations.md, Engine health).
     engine_back_at: float | None = None
+    # Set while a big SELECT runs: the live heap is not sampled then (its batches).
+    big_running: threading.Event = field(default_factory=threading.Event)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -501,6 +503,7 @@ class BigSelect(RestClient):
     def _read(self, rows: int) -> None:
         check, started, at = BigCheck(rows), time.monotonic(), self.ctx.elapsed()
         log.info("Big SELECT of %d rows starts", rows)
+        self.ctx.big_running.set()
         try:
             self.rest.arrow_result(
                 self.ensure_session(), BIG_SELECT.format(rows=rows), check.add, self.ctx.halt
@@ -508,6 +511,8 @@ class BigSelect(RestClient):
         except Failure as failure:
             self.ctx.recorder.big_read(BigRead(at, check.rows, 0.0, False, failure.kind))
             raise
+        finally:
+            self.ctx.big_running.clear()
         seconds = time.monotonic() - started
         self.ctx.recorder.served(self.kind, seconds=seconds)
         problem = check.mismatch()

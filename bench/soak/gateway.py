@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -159,6 +160,26 @@ class Gateway:
                 elif kind == "worker":
                     workers_mb += child.memory_info().rss / _MB
         return Memory(gateway_mb, engine_mb, workers_mb, tuple(engines))
+
+    def live_heap_mb(self, pid: int) -> float | None:
+        """The heap of engine JVM ``pid`` in use after a full collection (``jcmd``
+        of its JDK: ``GC.run``, then ``GC.heap_info``); None without a jcmd."""
+        try:
+            jcmd = Path(psutil.Process(pid).exe()).resolve().parent / "jcmd"
+        except psutil.Error:
+            return None
+        if not jcmd.exists():
+            return None
+        try:
+            subprocess.run([str(jcmd), str(pid), "GC.run"], capture_output=True, timeout=60)
+            info = subprocess.run(
+                [str(jcmd), str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        # "garbage-first heap   total 262144K, used 91234K [...": the first such line.
+        used = re.search(r"total \d+K, used (\d+)K", info)
+        return None if used is None else int(used.group(1)) / 1024
 
     def stop(self, timeout_s: float = 60.0) -> None:
         """SIGTERM to the gateway's group, SIGKILL after ``timeout_s``; idempotent."""

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.soak.settings import SoakSettings
-from bench.soak.stats import Sample
+from bench.soak.stats import BigRead, Sample
 
-__all__ = ["build", "failures", "render", "slope_mb_per_h", "write"]
+__all__ = ["build", "failures", "recompute", "render", "slope_mb_per_h", "write"]
 
-_SERIES = ("gateway_mb", "engine_mb", "workers_mb")
+_SERIES = ("gateway_mb", "engine_mb", "workers_mb", "engine_heap_mb")
+# Series sampled apart from the big SELECTs (their batches in flight are not a leak).
+_QUIET_ONLY = frozenset({"engine_heap_mb"})
+_LABELS = {
+    "gateway": "gateway RSS",
+    "engine": "engine RSS",
+    "workers": "workers RSS",
+    "engine_heap": "engine live heap",
+}
 
 
 def slope_mb_per_h(points: Sequence[tuple[float, float]]) -> float | None:
@@ -31,21 +40,46 @@ def slope_mb_per_h(points: Sequence[tuple[float, float]]) -> float | None:
     return cov / var * 3600.0
 
 
-def _series(samples: Sequence[Sample], name: str, duration_s: float) -> dict[str, Any]:
+def _series(
+    samples: Sequence[Sample],
+    name: str,
+    duration_s: float,
+    busy: Sequence[tuple[float, float]] = (),
+) -> dict[str, Any]:
     """Start, end, max, and the slope over the second half of ``duration_s``.
 
     The first half is warm-up (JIT, heap growth, caches); the drain after the
-    duration carries less load, so it is left out of the slope too.
+    duration carries less load, so it is left out of the slope too. Samples
+    inside a ``busy`` (start, end) window are left out: the live heap while a
+    50 M-row SELECT runs holds its batches in flight, which is no leak.
     """
-    points = [(s.t_s, v) for s in samples if (v := getattr(s, name)) is not None]
+    points = [
+        (s.t_s, v)
+        for s in samples
+        if (v := getattr(s, name)) is not None
+        and not any(start <= s.t_s <= end for start, end in busy)
+    ]
     if not points:
-        return {"start": None, "end": None, "max": None, "slope_mb_per_h": None}
-    slope = slope_mb_per_h([(t, v) for t, v in points if duration_s / 2 <= t <= duration_s])
+        return {
+            "start": None,
+            "end": None,
+            "max": None,
+            "slope_mb_per_h": None,
+            "median_first_half": None,
+            "median_second_half": None,
+        }
+    half = duration_s / 2
+    second = [(t, v) for t, v in points if half <= t <= duration_s]
+    slope = slope_mb_per_h(second)
+    first_values = [v for t, v in points if t < half]
     return {
         "start": points[0][1],
         "end": points[-1][1],
         "max": max(v for _, v in points),
         "slope_mb_per_h": None if slope is None else round(slope, 1),
+        # Medians say whether the level rose; a slope of few, noisy samples may not.
+        "median_first_half": round(statistics.median(first_values), 1) if first_values else None,
+        "median_second_half": round(statistics.median(v for _, v in second), 1) if second else None,
     }
 
 
@@ -59,6 +93,11 @@ def _engine(samples: Sequence[Sample]) -> dict[str, Any]:
         "engine_pids": pids,
         "samples_not_up": sum(1 for s in samples if s.ready != "UP"),
     }
+
+
+def _big_windows(snapshot: dict[str, Any]) -> list[tuple[float, float]]:
+    """When each big SELECT ran (seconds into the run), with a few seconds' margin."""
+    return [(r.t_s - 1.0, r.t_s + r.seconds + 5.0) for r in snapshot["big_reads"]]
 
 
 def build(
@@ -95,7 +134,12 @@ def build(
         },
         "events": snapshot["events"],
         "engine": _engine(samples),
-        "rss_mb": {name.removesuffix("_mb"): _series(samples, name, loaded) for name in _SERIES},
+        "rss_mb": {
+            name.removesuffix("_mb"): _series(
+                samples, name, loaded, _big_windows(snapshot) if name in _QUIET_ONLY else ()
+            )
+            for name in _SERIES
+        },
         "problems": snapshot["problems"],
         "samples": [asdict(s) for s in samples],
     }
@@ -168,12 +212,16 @@ def render(report: dict[str, Any]) -> str:
         f"(JVM pids {report['engine']['engine_pids']})",
         *_counts("Events", report["events"]),
         "",
-        "RSS (MB)      start      end      max   slope MB/h (2nd half)",
+        "Memory (MB)          start      end      max   median 1st / 2nd half"
+        "   slope MB/h (2nd half)",
     ]
     for name, series in report["rss_mb"].items():
         lines.append(
-            f"  {name:<9} {_mb(series['start']):>7} {_mb(series['end']):>8} "
-            f"{_mb(series['max']):>8}   {_slope(series['slope_mb_per_h']):>8}"
+            f"  {_LABELS.get(name, name):<16} {_mb(series['start']):>7} {_mb(series['end']):>8} "
+            f"{_mb(series['max']):>8}   "
+            f"{_mb(series.get('median_first_half')):>8} / "
+            f"{_mb(series.get('median_second_half')):<8}"
+            f"     {_slope(series['slope_mb_per_h']):>8}"
         )
     if report["mode"] == "quick":
         lines.append("  (quick run: the slope is warm-up; the 30-minute run's is the figure)")
@@ -207,6 +255,25 @@ def _big_lines(reads: list[dict[str, Any]]) -> list[str]:
         f"({'ok' if r['ok'] else r['detail']})"
         for r in reads
     ]
+
+
+def recompute(saved: dict[str, Any]) -> dict[str, Any]:
+    """A saved report with its memory figures computed again from its samples
+    (after the way they are computed changed); nothing is run."""
+    samples = [
+        Sample(**{**s, "engine_pids": tuple(s.get("engine_pids") or ())}) for s in saved["samples"]
+    ]
+    reads = [BigRead(**r) for r in saved["big_select"]]
+    loaded = min(float(saved["duration_s"]), float(saved["planned_duration_s"]))
+    busy = _big_windows({"big_reads": reads})
+    saved = dict(saved)
+    saved["rss_mb"] = {
+        name.removesuffix("_mb"): _series(
+            samples, name, loaded, busy if name in _QUIET_ONLY else ()
+        )
+        for name in _SERIES
+    }
+    return saved
 
 
 def write(report: dict[str, Any], path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
 import logging
 import math
 import os
@@ -91,6 +92,14 @@ def _parser() -> argparse.ArgumentParser:
         "(default: a temporary directory, removed after a passing run)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="REPORT",
+        help="print a saved report again, its memory figures recomputed from its samples "
+        "(rewrites the file); runs nothing",
+    )
     return p
 
 
@@ -254,6 +263,11 @@ def _soak(settings: SoakSettings, gateway: Gateway, work: Path) -> dict[str, Any
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
+    if args.render is not None:
+        saved = report.recompute(json.loads(args.render.read_text(encoding="utf-8")))
+        print(report.render(saved), flush=True)
+        report.write(saved, args.render)
+        return 0
     settings = _settings(args)
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="sparkgate-soak-"))
     gateway = Gateway(work / "gateway", settings.gateway_options())

@@ -27,6 +27,7 @@ class Sampler(threading.Thread):
         self.rest = Rest(ctx.url)
         self._stopping = threading.Event()
         self.last: Sample | None = None
+        self._next_heap = ctx.settings.heap_every_s
 
     def stop(self) -> None:
         self._stopping.set()
@@ -57,6 +58,7 @@ class Sampler(threading.Thread):
             engine_pids=() if memory is None else memory.engine_pids,
             ready=ready,
             restarts=restarts,
+            engine_heap_mb=self._live_heap(memory.engine_pids if memory else ()),
         )
         self.ctx.recorder.sample(sample)
         if self._engine_came_back(sample):
@@ -66,6 +68,15 @@ class Sampler(threading.Thread):
         if not self.gateway.alive():
             self._gateway_died()
         return sample
+
+    def _live_heap(self, engine_pids: tuple[int, ...]) -> float | None:
+        """The engine's live heap, every ``heap_every_s`` (and at the end)."""
+        due = self.ctx.elapsed() >= self._next_heap or self._stopping.is_set()
+        if not due or len(engine_pids) != 1 or self.ctx.big_running.is_set():
+            return None
+        self._next_heap = self.ctx.elapsed() + self.ctx.settings.heap_every_s
+        heap = self.gateway.live_heap_mb(engine_pids[0])
+        return None if heap is None else round(heap, 1)
 
     def _engine_came_back(self, sample: Sample) -> bool:
         """UP after a sample that was not, or more restarts than the sample before."""

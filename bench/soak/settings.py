@@ -60,6 +60,9 @@ class SoakSettings:
     think_s: float = 1.0  # a reader's pause between statements
     sample_every_s: float = 5.0
     progress_every_s: float = 60.0
+    # A full collection of the engine's heap, then its size: the live heap, whose
+    # slope says whether anything accumulates (RSS alone also grows with the heap).
+    heap_every_s: float = 60.0
     hostile_every_s: float = 60.0
     big_first_after_s: float = 120.0
     big_every_s: float = 300.0  # math.inf: once
@@ -92,6 +95,7 @@ class SoakSettings:
             duration_s=duration_s,
             out=out or QUICK_OUTPUT,
             hostile_every_s=20.0,
+            heap_every_s=60.0,
             big_first_after_s=min(60.0, duration_s / 3),
             big_every_s=math.inf,
             churn_every_s=5.0,

@@ -38,6 +38,8 @@ class Sample:
     engine_pids: tuple[int, ...]
     ready: str  # UP, DOWN, RESTARTING, STARTING, or unreachable
     restarts: int | None
+    # The engine JVM's heap in use just after a full collection (only some samples).
+    engine_heap_mb: float | None = None
 
 
 @dataclass(frozen=True)
