@@ -53,6 +53,7 @@ _COMMIT_POLL_S = 0.01
 # How long a cancelled or failed batch job waits for its Spark tasks to stop
 # before its hooks undo what it wrote.
 _TASKS_END_S = 60.0
+_CANCEL_AGAIN_S = 0.25
 _S = JobStatus
 _LIVE = frozenset({_S.CREATED, _S.RUNNING})
 
@@ -511,9 +512,13 @@ class JobManager:
             self._quiesce(job, _GRACE_S * (4 if drain else 1))
             self._stop_queries(job)
         else:
+            # Again until its work returns: a Spark job it had not started yet when
+            # first cancelled (still planning) starts later, and runs to its end.
+            deadline = time.monotonic() + _TASKS_END_S
             sc.cancelJobsWithTag(job.tag)
+            while not job.settled.wait(_CANCEL_AGAIN_S) and time.monotonic() < deadline:
+                sc.cancelJobsWithTag(job.tag)
             # Its hooks undo its writes once nothing of it writes any more.
-            job.settled.wait(_TASKS_END_S)
             self._after_tasks(sc, job)
         if not savepoint:
             # A batch job already publishing when stopped ends as its last step does.

@@ -34,6 +34,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _DESCRIPTION_LIMIT = 4000
+_LISTENER_WAIT_MS = 10_000
 
 
 @contextlib.contextmanager
@@ -114,6 +115,12 @@ def tasks_ended(sc: SparkContext, tag: str, timeout_s: float) -> bool:
     """
     deadline = time.monotonic() + timeout_s
     while True:
+        try:
+            # The tracker reads what Spark's listener bus delivered, which lags: a job
+            # just started, or a task just killed, may not show yet.
+            sc._jsc.sc().listenerBus().waitUntilEmpty(_LISTENER_WAIT_MS)
+        except Exception:
+            log.debug("Spark's listener bus did not drain in time", exc_info=True)
         try:
             tracker = sc._jsc.sc().statusTracker()
             active = 0

@@ -42,6 +42,7 @@ from sparkgate.service.catalogs.spark import SESSION_CATALOG
 from sparkgate.service.spark.plans import active_session
 from sparkgate.service.statements.table_as import (
     delete_directory,
+    delete_staged,
     move_directory,
     path_exists,
     sibling_directory,
@@ -254,7 +255,7 @@ class OverwriteHook(NoopJobStatusHook):
                 move_directory(spark, self.backup, self.location)
             else:
                 delete_directory(spark, self.backup)  # the swap was done: the new rows stay
-        delete_directory(spark, self.staging)
+        delete_staged(spark, self.staging)
         try:
             self._catch_up()
         except Exception:

@@ -22,6 +22,7 @@ nothing else.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ __all__ = [
     "TableAsSelectHook",
     "database_exists",
     "delete_directory",
+    "delete_staged",
     "move_directory",
     "path_exists",
     "sibling_directory",
@@ -131,6 +133,28 @@ def move_directory(spark: SparkSession, source: str, target: str) -> None:
 def delete_directory(spark: SparkSession, path: str) -> None:
     fs, target = _fs_path(spark, path)
     fs.delete(target, True)
+
+
+def delete_staged(
+    spark: SparkSession, path: str, quiet_s: float = 2.0, limit_s: float = 20.0
+) -> None:
+    """Delete a cancelled job's staging directory, and again while it comes back.
+
+    A killed task runs until it next looks at its kill flag, and Spark's status
+    tracker stops counting the tasks of a stage once the stage is cancelled: a
+    task may still make its attempt directory after the job is reported ended.
+    The directory must stay gone ``quiet_s`` (at most ``limit_s`` in all).
+    """
+    deadline = time.monotonic() + limit_s
+    gone_since = time.monotonic()
+    delete_directory(spark, path)
+    while time.monotonic() < deadline:
+        if path_exists(spark, path):
+            delete_directory(spark, path)
+            gone_since = time.monotonic()
+        elif time.monotonic() - gone_since >= quiet_s:
+            return
+        time.sleep(0.2)
 
 
 def database_exists(spark: SparkSession, name: tuple[str, ...]) -> bool:
@@ -313,7 +337,7 @@ class TableAsSelectHook(NoopJobStatusHook):
         if self.atomic:
             _drop(spark, self.staging)
             if self.staging_path is not None:
-                delete_directory(spark, self.staging_path)
+                delete_staged(spark, self.staging_path)
         if table_exists(spark, self.target) and (self.atomic or not ours):
             # The old table is still in place, or the new one was published.
             self._forget_replaced()
