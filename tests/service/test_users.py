@@ -1,16 +1,22 @@
-"""A session's user: Spark's current_user() while its statements run, and the
-owner of the jobs it submits (another user's session may not stop them)."""
+"""A session's user: Spark's current_user() while its statements run, the owner
+of the jobs it submits (another user's session may not stop them), a cap on
+the statements a user runs across sessions, and one FAIR pool per user."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from sparkgate.api.auth import Principal
+from sparkgate.api.errors import SessionLimitError
 from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.session.session import user_pool
 
-from .conftest import error_text, run, unique_name
+from .conftest import error_text, make_service, run, unique_name
 
 # Runs until stopped: 2,000 tasks of 0.2 s each (reflection is allowed in tests' services).
 ENDLESS = (
@@ -78,3 +84,43 @@ def test_without_authentication_anybody_stops_a_job(
         run(service, owner, f"DROP TABLE IF EXISTS {table}")
         service.close_session(owner)
         service.close_session(other)
+
+
+@pytest.fixture
+def capped(spark: Any) -> Iterator[SparkGatewayService]:
+    service = make_service(
+        spark,
+        **{
+            "sql-gateway.user.max-running-statements": "2",
+            "sql-gateway.security.allowed-host-statements": "reflection",
+        },
+    )
+    yield service
+    service.stop()
+
+
+def test_a_user_runs_at_most_the_cap_across_sessions_and_others_go_on(
+    capped: SparkGatewayService,
+) -> None:
+    sessions = [capped.open_session(as_user("ann")) for _ in range(3)]
+    bob = capped.open_session(as_user("bob"))
+    try:
+        for handle in sessions[:2]:
+            capped.execute_statement(handle, ENDLESS)
+        with pytest.raises(SessionLimitError, match=r"sql-gateway\.user\.max-running-statements"):
+            capped.execute_statement(sessions[2], ENDLESS)
+        assert run(capped, bob, "SELECT 1") == [(1,)]
+        # Ann's sessions share one FAIR pool; bob has his own.
+        pools = {capped._session(h).scheduler_pool() for h in sessions}
+        assert pools == {user_pool("ann")} and capped._session(bob).scheduler_pool() != user_pool(
+            "ann"
+        )
+    finally:
+        for handle in (*sessions, bob):
+            capped.close_session(handle)
+    # Closed sessions no longer count: ann runs again.
+    again = capped.open_session(as_user("ann"))
+    try:
+        assert run(capped, again, "SELECT 2") == [(2,)]
+    finally:
+        capped.close_session(again)

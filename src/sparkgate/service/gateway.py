@@ -73,7 +73,7 @@ from sparkgate.service.materialized.manager import (
     Refresh,
 )
 from sparkgate.service.materialized.schedulers import load_workflow_scheduler
-from sparkgate.service.operation.manager import OperationManager
+from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
@@ -168,6 +168,7 @@ class SparkGatewayService:
             idle_timeout=config.get(options.SESSION_IDLE_TIMEOUT).total_seconds(),
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
         )
+        self._user_statements = UserStatements(config.get(options.USER_MAX_RUNNING))
         self._log_handler: OperationLogHandler | None = None
         hook_names: tuple[str, ...] = config.get(options.JOB_STATUS_HOOKS)
         self._job_manager = JobManager(
@@ -437,6 +438,7 @@ class SparkGatewayService:
             session.own_pool,
             self.config.get(options.SESSION_POOL_WEIGHT),
             self.config.get(options.SESSION_POOL_MIN_SHARE),
+            fair_inside=session.shared_pool,
         )
 
     def _new_session(self, handle: SessionHandle, environment: SessionEnvironment) -> Session:
@@ -447,12 +449,21 @@ class SparkGatewayService:
             spool_bytes=self.config.get(options.RESULT_SPOOL_SIZE),
             spool_dir=self._spool_dir,
         )
+        principal = environment.principal
+        user = None
+        if principal is not None and principal.authenticated:
+            user = (self._user_statements, principal.name)
+        operations = OperationManager(
+            self._pool, self.config.get(options.SESSION_MAX_RUNNING), user
+        )
+        if user is not None:
+            self._user_statements.add(user[1], operations)
         session = Session(
             handle,
             environment,
             self._engine_session(),
             self.config.to_dict(),
-            OperationManager(self._pool, self.config.get(options.SESSION_MAX_RUNNING)),
+            operations,
             limits,
             jobs=self._job_manager,
             host_statements=self._host_statements,

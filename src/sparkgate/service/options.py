@@ -189,6 +189,14 @@ SESSION_MAX_RUNNING = int_option(
     min_value=1,
 )
 
+USER_MAX_RUNNING = int_option(
+    "sql-gateway.user.max-running-statements",
+    64,
+    "Statements one authenticated user may have running at once across all their "
+    "sessions; another is refused (REST 503 with Retry-After) until one ends. 0: no limit.",
+    min_value=0,
+)
+
 STATEMENT_MAX_LENGTH = int_option(
     "sql-gateway.statement.max-length",
     2 * 1024 * 1024,
@@ -458,6 +466,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_POOL_WEIGHT,
     SESSION_POOL_MIN_SHARE,
     SESSION_MAX_RUNNING,
+    USER_MAX_RUNNING,
     ENGINE_CHECK_INTERVAL,
     ENGINE_RESTART_ATTEMPTS,
     ENGINE_RESTART_WINDOW,

@@ -11,27 +11,74 @@ from sparkgate.api.handles import OperationHandle
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.pool import WorkerPool
 
-__all__ = ["OperationManager"]
+__all__ = ["OperationManager", "UserStatements"]
 
 log = logging.getLogger(__name__)
 
 
+class UserStatements:
+    """Each user's sessions, to count the statements a user runs across them."""
+
+    def __init__(self, max_running: int) -> None:
+        #: The most a user may run at once (0: no limit).
+        self.max_running = max_running
+        self._lock = threading.Lock()
+        self._managers: dict[str, set[OperationManager]] = {}
+
+    def add(self, user: str, manager: OperationManager) -> None:
+        with self._lock:
+            self._managers.setdefault(user, set()).add(manager)
+
+    def remove(self, user: str, manager: OperationManager) -> None:
+        with self._lock:
+            managers = self._managers.get(user)
+            if managers is not None:
+                managers.discard(manager)
+                if not managers:
+                    del self._managers[user]
+
+    def running(self, user: str) -> int:
+        with self._lock:
+            managers = list(self._managers.get(user, ()))
+        return sum(manager.running() for manager in managers)
+
+
 class OperationManager:
-    def __init__(self, pool: WorkerPool, max_running: int | None = None) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        max_running: int | None = None,
+        user: tuple[UserStatements, str] | None = None,
+    ) -> None:
         self._pool = pool
         self._max_running = max_running
+        # The session's user and their sessions: a cap across them (authenticated users).
+        self._user = user
         self._operations: dict[OperationHandle, Operation] = {}
         self._lock = threading.Lock()
         self._closed = False
 
+    def running(self) -> int:
+        """Statements of this session still working."""
+        with self._lock:
+            return sum(1 for op in self._operations.values() if op.busy)
+
     def submit(self, operation: Operation) -> OperationHandle:
         if self._max_running is not None:
-            with self._lock:
-                running = sum(1 for op in self._operations.values() if op.busy)
+            running = self.running()
             if running >= self._max_running:
                 raise SessionLimitError(
                     f"The session already runs {running} statements, the most "
                     "sql-gateway.session.max-running-statements allows; wait for one to "
+                    "end, or cancel one."
+                )
+        if self._user is not None:
+            users, name = self._user
+            running = users.running(name)
+            if users.max_running and running >= users.max_running:
+                raise SessionLimitError(
+                    f"User '{name}' already runs {running} statements in their sessions, the "
+                    "most sql-gateway.user.max-running-statements allows; wait for one to "
                     "end, or cancel one."
                 )
         self._register(operation)
@@ -73,6 +120,8 @@ class OperationManager:
             self._closed = True
             operations = list(self._operations.values())
             self._operations.clear()
+        if self._user is not None:
+            self._user[0].remove(self._user[1], self)
         for operation in operations:
             try:
                 operation.close()

@@ -10,7 +10,9 @@ session too, so they take effect for this session only.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Collection, Iterator, Mapping
@@ -38,7 +40,14 @@ if TYPE_CHECKING:
 
     from sparkgate.service.job.manager import JobManager
 
-__all__ = ["FLINK_TIME_ZONE_KEY", "SPARK_TIME_ZONE_KEY", "Session", "is_spark_key", "may_act_on"]
+__all__ = [
+    "FLINK_TIME_ZONE_KEY",
+    "SPARK_TIME_ZONE_KEY",
+    "Session",
+    "is_spark_key",
+    "may_act_on",
+    "user_pool",
+]
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +96,15 @@ class Session:
         self.result_limits = result_limits or ResultLimits()
         #: Kinds of host-touching Spark SQL this session may run (host_access).
         self.host_statements = frozenset(host_statements)
-        #: The FAIR scheduler pool made for this session (pools.py).
-        self.own_pool = f"session-{handle.identifier.hex[:12]}"
+        #: The FAIR scheduler pool made for this session (pools.py): an authenticated
+        #: user's sessions share one, so that users, not sessions, share the cores.
+        principal = environment.principal
+        self.shared_pool = principal is not None and principal.authenticated
+        self.own_pool = (
+            user_pool(principal.name)
+            if principal is not None and principal.authenticated
+            else f"session-{handle.identifier.hex[:12]}"
+        )
         self.created = time.time()
         self.last_access = time.monotonic()
         self.context = SessionContext(jobs, defaults=dict(defaults), jars=list(environment.jars))
@@ -288,9 +304,16 @@ class Session:
         try:
             self.operations.close_all()
             self.resources.remove()
-            remove_pool(self.spark.sparkContext, self.own_pool)
+            if not self.shared_pool:  # a user's pool stays for their next session
+                remove_pool(self.spark.sparkContext, self.own_pool)
         finally:
             released(self.spark)  # its Spark session leaves the JVM in seconds, not hours
+
+
+def user_pool(name: str) -> str:
+    """The FAIR pool of an authenticated user's sessions."""
+    readable = re.sub(r"[^A-Za-z0-9_.@-]", "_", name)[:40]
+    return f"user-{readable}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def may_act_on(session: Session, owner: str | None, kind: str, name: str) -> None:

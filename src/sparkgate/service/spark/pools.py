@@ -34,8 +34,12 @@ def is_fair(sc: SparkContext) -> bool:
     return str(sc._jsc.sc().getSchedulingMode().toString()) == "FAIR"
 
 
-def add_pool(sc: SparkContext, name: str, weight: int, min_share: int) -> bool:
-    """Make pool ``name`` unless it exists; True if this call made it."""
+def add_pool(
+    sc: SparkContext, name: str, weight: int, min_share: int, fair_inside: bool = False
+) -> bool:
+    """Make pool ``name`` unless it exists; True if this call made it. Its jobs run
+    one after the other (FIFO), or with ``fair_inside`` share it (a user's pool,
+    which several sessions use)."""
     if not is_fair(sc):
         return False
     root = _root(sc)
@@ -43,8 +47,9 @@ def add_pool(sc: SparkContext, name: str, weight: int, min_share: int) -> bool:
         return False  # the allocation file's, or another session's
     jvm = sc._jvm
     assert jvm is not None
-    fifo = jvm.org.apache.spark.scheduler.SchedulingMode.FIFO()
-    root.addSchedulable(jvm.org.apache.spark.scheduler.Pool(name, fifo, min_share, weight))
+    modes = jvm.org.apache.spark.scheduler.SchedulingMode
+    mode = modes.FAIR() if fair_inside else modes.FIFO()
+    root.addSchedulable(jvm.org.apache.spark.scheduler.Pool(name, mode, min_share, weight))
     return True
 
 
