@@ -282,6 +282,10 @@ class FakeGatewayService:
             self.sessions[handle] = _Session(environment, dict(environment.config))
         return handle
 
+    def render_metrics(self) -> bytes:
+        self._record("render_metrics")
+        return b"# no metrics in the double\n"
+
     def authenticate(self, credentials: Credentials) -> Principal | None:
         return self.authentication.authenticate(credentials)
 

@@ -150,9 +150,12 @@ def test_other_users_are_served_while_one_fails_to_log_in(client: InProcessClien
     assert client.get("/v4/info", headers=basic("bob", "pw-bob")).status_code == 200
 
 
-def test_probes_need_no_credentials(client: InProcessClient) -> None:
+def test_probes_and_metrics_need_no_credentials(client: InProcessClient) -> None:
     assert client.get("/health/live").status_code == 200
     assert client.get("/health/ready").status_code == 200
+    scraped = client.get("/metrics")
+    assert scraped.status_code == 200
+    assert scraped.headers["content-type"].startswith("text/plain; version=0.0.4")
 
 
 def test_without_authentication_nothing_is_asked(http: InProcessClient, session: str) -> None:

@@ -64,6 +64,10 @@ class GatewayService(Protocol):
 
     def close_session(self, session: SessionHandle) -> None: ...
 
+    def render_metrics(self) -> bytes:
+        """The gateway's metrics in Prometheus' text format (0.0.4)."""
+        ...
+
     # -- authentication ---------------------------------------------------------
     def authenticate(self, credentials: Credentials) -> Principal | None:
         """Who ``credentials`` prove (see :mod:`sparkgate.api.auth`); None when

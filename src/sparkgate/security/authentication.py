@@ -82,6 +82,8 @@ class Authentication:
         self._cache_key = secrets.token_bytes(32)
         self._cache: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        #: Logins refused so far (metrics).
+        self.failures = 0
 
     @classmethod
     def from_config(
@@ -141,6 +143,7 @@ class Authentication:
             return None
         kind = credentials.kind
         if kind is CredentialKind.NONE:
+            self.failures += 1
             raise AuthenticationError(self._missing(), self.schemes)
         digest = self._digest(credentials) if kind is CredentialKind.PASSWORD else None
         if digest is not None:
@@ -165,6 +168,7 @@ class Authentication:
                 self._remember(digest, principal)
             return principal
         assert failure is not None
+        self.failures += 1
         who = f" of user '{credentials.user}'" if credentials.user else ""
         log.info("Login%s from %s refused: %s", who, credentials.address or "?", failure)
         raise AuthenticationError(f"Authentication failed: {failure}", self.schemes)

@@ -12,6 +12,7 @@ import json
 import logging
 import shutil
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -73,6 +74,7 @@ from sparkgate.service.materialized.manager import (
     Refresh,
 )
 from sparkgate.service.materialized.schedulers import load_workflow_scheduler
+from sparkgate.service.metrics import GatewayMetrics, LiveState
 from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -203,6 +205,19 @@ class SparkGatewayService:
                 default_continuous=config.get(options.DEFAULT_FRESHNESS_CONTINUOUS),
                 default_full=config.get(options.DEFAULT_FRESHNESS_FULL),
             ),
+        )
+        self.metrics = GatewayMetrics(
+            LiveState(
+                sessions=lambda: len(self._sessions),
+                operations=lambda: [
+                    status
+                    for session in self._sessions.sessions()
+                    for status in session.operations.statuses()
+                ],
+                jobs=lambda: [job.status.value for job in self._job_manager.jobs()],
+                engine_restarts=lambda: self.health().restarts,
+                failed_logins=lambda: self.authentication.failures,
+            )
         )
         # A CTAS or INSERT OVERWRITE the gateway died under is undone at the next start.
         self._job_manager.register_durable_hook(
@@ -502,6 +517,7 @@ class SparkGatewayService:
         timeout: float | None = None,
         config: Mapping[str, str] | None = None,
         operation_type: OperationType = OperationType.EXECUTE_STATEMENT,
+        on_end: Callable[[Operation], None] | None = None,
     ) -> Operation:
         extra = dict(config or {})
 
@@ -518,6 +534,7 @@ class SparkGatewayService:
             scope=scope,
             interrupt=session.interrupt,
             explain=self._explain_failure,
+            on_end=on_end,
         )
 
     def _explain_failure(self, exc: BaseException) -> BaseException:
@@ -541,6 +558,9 @@ class SparkGatewayService:
 
     def close_session(self, session: SessionHandle) -> None:
         self._sessions.close(session)
+
+    def render_metrics(self) -> bytes:
+        return self.metrics.render()
 
     # -- authentication ----------------------------------------------------------
     def authenticate(self, credentials: Credentials) -> Principal | None:
@@ -613,30 +633,41 @@ class SparkGatewayService:
     ) -> OperationHandle:
         target = self._session(session)
         self._check_length(statement)
-        self._refuse_at_once(target, statement)
+        kind = self._refuse_at_once(target, statement)
         operation = self._new_operation(
             target,
             statement_executor(target, statement, config, parse_limit=self._parse_limit),
             statement=statement,
             timeout=timeout,
             config=config,
+            on_end=self._measured(kind),
         )
         return target.operations.submit(operation)
 
-    def _refuse_at_once(self, session: Session, statement: str) -> None:
+    def _measured(self, kind: str) -> Callable[[Operation], None]:
+        def ended(operation: Operation) -> None:
+            started = operation.started or operation.created
+            outcome = operation.status.value.lower()
+            self.metrics.statement_ended(kind, outcome, time.time() - started)
+
+        return ended
+
+    def _refuse_at_once(self, session: Session, statement: str) -> str:
         """A statement acting on the host is refused as it is submitted (a 4xx), not
-        when it runs; the statement's own run checks again (statement sets, ...)."""
+        when it runs; the statement's own run checks again (statement sets, ...).
+        Returns the statement's kind (metrics)."""
         try:
             parsed = self._parse_limit.parse(statement)
         except ParseTimeoutError:
             raise  # a 400 now, not the same wait again in the operation
         except GatewayError:
-            return  # the operation reports the parse error, as for any statement
+            return "unparsed"  # the operation reports the parse error, as for any statement
         # Spark's parse within the limit (a 400 past it); host_refusal finds it cached.
         self._parse_limit.check_spark(session.spark, parsed)
         message = host_refusal(session, parsed)
         if message is not None:
             raise UnsupportedStatementError(message)
+        return type(parsed).__name__
 
     def submit_operation(
         self,
@@ -684,7 +715,11 @@ class SparkGatewayService:
         max_rows: int,
         wait: float = 0.0,
     ) -> ResultSet:
-        return self._operation(session, operation).fetch(token, max_rows, wait)
+        return self._counted(self._operation(session, operation).fetch(token, max_rows, wait))
+
+    def _counted(self, page: ResultSet) -> ResultSet:
+        self.metrics.fetched(page.num_rows, sum(batch.nbytes for batch in page.batches))
+        return page
 
     def fetch_results_by_orientation(
         self,
@@ -694,7 +729,8 @@ class SparkGatewayService:
         max_rows: int,
         wait: float = 0.0,
     ) -> ResultSet:
-        return self._operation(session, operation).fetch_orientation(orientation, max_rows, wait)
+        op = self._operation(session, operation)
+        return self._counted(op.fetch_orientation(orientation, max_rows, wait))
 
     def fetch_log(
         self,

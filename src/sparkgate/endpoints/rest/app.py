@@ -74,6 +74,9 @@ class ThreadRunner:
 #: Flink's versioned API.
 LIVENESS_PATH = "/health/live"
 READINESS_PATH = "/health/ready"
+#: Prometheus scrapes here (outside Flink's API; no credentials, like the probes).
+METRICS_PATH = "/metrics"
+_METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def _endpoint(
@@ -183,6 +186,11 @@ def create_app(
             return json_response(body)
         return json_response(body, 503, headers={"Retry-After": "5"})
 
+    async def metrics(request: Request) -> Response:
+        body = await runner(service.render_metrics)
+        return Response(body, media_type=_METRICS_TYPE)
+
+    routes.append(Route(METRICS_PATH, metrics, methods=["GET"]))
     routes.append(Route(LIVENESS_PATH, live, methods=["GET"]))
     routes.append(Route(READINESS_PATH, ready, methods=["GET"]))
     middleware = []

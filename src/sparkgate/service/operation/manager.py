@@ -58,6 +58,11 @@ class OperationManager:
         self._lock = threading.Lock()
         self._closed = False
 
+    def statuses(self) -> list[str]:
+        """The status of each of the session's operations (metrics)."""
+        with self._lock:
+            return [op.status.value for op in self._operations.values()]
+
     def running(self) -> int:
         """Statements of this session still working."""
         with self._lock:

@@ -84,8 +84,11 @@ class Operation:
         scope: Callable[[Operation], AbstractContextManager[None]] = _no_scope,
         interrupt: Callable[[Operation], None] = lambda _op: None,
         explain: Callable[[BaseException], BaseException] = lambda exc: exc,
+        on_end: Callable[[Operation], None] | None = None,
     ) -> None:
         self.handle = OperationHandle.create()
+        # Told once, when the operation first reaches an end state (metrics).
+        self._on_end = on_end
         # What a failure means (a broken connection to a dead engine: the engine's death).
         self._explain = explain
         self.type = operation_type
@@ -150,6 +153,11 @@ class Operation:
             self._status = target
             self._cond.notify_all()
         log.debug("Operation %s: %s -> %s", self.handle, source.value, target.value)
+        if self._on_end is not None and target.is_terminal and not source.is_terminal:
+            try:
+                self._on_end(self)
+            except Exception:  # a metric must never fail a statement
+                log.debug("on_end of operation %s failed", self.handle, exc_info=True)
         return True
 
     # -- running -------------------------------------------------------------

@@ -115,6 +115,10 @@ class SessionManager:
         with self._lock:
             return self._sessions.get(session.handle) is session
 
+    def sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._sessions.values())
+
     def handles(self) -> list[SessionHandle]:
         with self._lock:
             return list(self._sessions)
