@@ -161,3 +161,16 @@ def test_probes_and_metrics_need_no_credentials(client: InProcessClient) -> None
 def test_without_authentication_nothing_is_asked(http: InProcessClient, session: str) -> None:
     assert http.get("/v4/info").status_code == 200
     assert http.get(f"/v4/sessions/{session}").status_code == 200
+
+
+def test_every_answer_carries_the_security_headers(client: InProcessClient) -> None:
+    for response in (
+        client.get("/v4/info"),  # a 401
+        client.get("/v4/info", headers=basic("ann", "pw-ann")),
+        client.get("/health/live"),
+        client.get("/v4/no-such-route", headers=basic("ann", "pw-ann")),
+    ):
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["x-frame-options"] == "DENY"
+        assert response.headers["cache-control"] == "no-store"
+        assert "default-src 'none'" in response.headers["content-security-policy"]

@@ -29,6 +29,7 @@ from sparkgate.api.service import GatewayService
 from sparkgate.endpoints.rest.credentials import request_credentials
 from sparkgate.endpoints.rest.errors import error_body, error_response
 from sparkgate.endpoints.rest.handlers import HANDLERS, Call, Handler, not_implemented
+from sparkgate.endpoints.rest.headers import SecurityHeaders
 from sparkgate.endpoints.rest.messages import (
     check_content_type,
     parse_json_object,
@@ -193,7 +194,7 @@ def create_app(
     routes.append(Route(METRICS_PATH, metrics, methods=["GET"]))
     routes.append(Route(LIVENESS_PATH, live, methods=["GET"]))
     routes.append(Route(READINESS_PATH, ready, methods=["GET"]))
-    middleware = []
+    middleware = [Middleware(SecurityHeaders)]
     if settings.cors_allowed_origins:
         middleware.append(
             Middleware(
