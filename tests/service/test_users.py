@@ -124,3 +124,40 @@ def test_a_user_runs_at_most_the_cap_across_sessions_and_others_go_on(
         assert run(capped, again, "SELECT 2") == [(2,)]
     finally:
         capped.close_session(again)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.master",
+        "spark.driver.memory",
+        "spark.jars.packages",
+        "spark.sql.catalog.evil",
+        "SPARK.SQL.LEGACY.SETCOMMANDREJECTSSPARKCORECONFS",
+    ],
+)
+def test_a_session_may_not_set_the_gateways_spark_settings(
+    service: SparkGatewayService, key: str
+) -> None:
+    handle = service.open_session(SessionEnvironment())
+    try:
+        message = error_text(service, handle, f"SET '{key}' = 'x'")
+        assert "sql-gateway.security.denied-spark-settings" in message
+        assert key not in service.get_session_config(handle)
+        overlaid = error_text(service, handle, "SELECT 1", config={key: "x"})
+        assert "denied-spark-settings" in overlaid
+    finally:
+        service.close_session(handle)
+    # Given at open (a JDBC URL's ;key=value), it is kept as given but never applied.
+    opened = service.open_session(SessionEnvironment(config={key: "x"}))
+    try:
+        assert service._session(opened).spark.conf.get(key, None) != "x"
+    finally:
+        service.close_session(opened)
+    # Ordinary Spark settings stay the session's to choose.
+    other = service.open_session(SessionEnvironment(config={"spark.sql.shuffle.partitions": "3"}))
+    try:
+        run(service, other, "SET 'spark.sql.ansi.enabled' = 'true'")
+        assert service.get_session_config(other)["spark.sql.shuffle.partitions"] == "3"
+    finally:
+        service.close_session(other)

@@ -189,6 +189,32 @@ SESSION_MAX_RUNNING = int_option(
     min_value=1,
 )
 
+DENIED_SPARK_SETTINGS = list_option(
+    "sql-gateway.security.denied-spark-settings",
+    (
+        "spark.master",
+        "spark.submit.*",
+        "spark.driver.*",
+        "spark.executor.*",
+        "spark.jars*",
+        "spark.files*",
+        "spark.archives*",
+        "spark.plugins*",
+        "spark.sql.extensions",
+        "spark.sql.catalog.*",
+        "spark.sql.warehouse.dir",
+        "spark.sql.legacy.setCommandRejectsSparkCoreConfs",
+        "spark.sql.hive.metastore.*",
+    ),
+    "Spark settings a session may not set (SET, session properties at open, a "
+    "statement's own options), as patterns (`*` matches anything): they choose the "
+    "engine, load code or reach past the session (a catalog plug-in class, the "
+    "metastore). `SET` and a statement's options are refused with a 400 naming this "
+    "option; given when a session opens (a JDBC URL's `;key=value`) they are kept as "
+    "given and never applied. Spark itself refuses static settings. The gateway's own "
+    "configuration may still set them.",
+)
+
 USER_MAX_RUNNING = int_option(
     "sql-gateway.user.max-running-statements",
     64,
@@ -467,6 +493,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_POOL_MIN_SHARE,
     SESSION_MAX_RUNNING,
     USER_MAX_RUNNING,
+    DENIED_SPARK_SETTINGS,
     ENGINE_CHECK_INTERVAL,
     ENGINE_RESTART_ATTEMPTS,
     ENGINE_RESTART_WINDOW,

@@ -10,6 +10,7 @@ session too, so they take effect for this session only.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import logging
 import re
@@ -19,14 +20,14 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.api.config import ConfigOption
+from sparkgate.api.config import ConfigOption, Configuration
 from sparkgate.api.errors import ConfigurationError, ExecutionError, PermissionDeniedError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
 from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
-from sparkgate.service.options import SERVICE_OPTIONS
+from sparkgate.service.options import DENIED_SPARK_SETTINGS, SERVICE_OPTIONS
 from sparkgate.service.session.context import SessionContext
 from sparkgate.service.session.recipe import SessionRecipe
 from sparkgate.service.session.resources import SessionResources
@@ -114,6 +115,8 @@ class Session:
         self._defaults = self.context.defaults
         self._properties = self.context.properties
         self._lock = threading.RLock()
+        denied: tuple[str, ...] = Configuration(self._defaults).get(DENIED_SPARK_SETTINGS)
+        self._denied = tuple(pattern.lower() for pattern in denied)
         default_zone = self._default_zone()
         if default_zone is not None:
             with contextlib.suppress(ExecutionError):
@@ -121,6 +124,13 @@ class Session:
         for key, value in environment.config.items():
             try:
                 self.set(key, value)
+            except ConfigurationError as exc:
+                if not self._is_denied(key):
+                    raise
+                # A client's connection string may carry them (JDBC ;spark.executor.memory=):
+                # kept as it was given, never applied.
+                self._properties[key] = value
+                log.warning("Session %s: %s is not applied: %s", handle, key, exc)
             except ExecutionError as exc:
                 # A client may send keys Spark fixes at start-up (Flink's client
                 # sends its whole flink-conf): keep them, but say so.
@@ -160,6 +170,7 @@ class Session:
         Raises:
             ConfigurationError: ``value`` is not of ``key``'s type or choices.
         """
+        self.check_settable(key)
         option = _TYPED_OPTIONS.get(key)
         if option is not None:
             try:
@@ -173,6 +184,26 @@ class Session:
             if is_spark_key(key):
                 self._apply_spark(key, value)
             self._properties[key] = value
+
+    def check_settable(self, key: str) -> None:
+        """Refuse a Spark setting of ``sql-gateway.security.denied-spark-settings``.
+
+        Raises:
+            ConfigurationError: ``key`` matches one of its patterns.
+        """
+        pattern = self._is_denied(key)
+        if pattern:
+            raise ConfigurationError(
+                f"A session may not set '{key}': {DENIED_SPARK_SETTINGS.key} lists "
+                f"'{pattern}' (it is the gateway's to choose)"
+            )
+
+    def _is_denied(self, key: str) -> str | None:
+        """The deny-list pattern ``key`` matches, if any."""
+        lowered = key.strip().lower()
+        if not is_spark_key(lowered):
+            return None
+        return next((p for p in self._denied if fnmatch.fnmatchcase(lowered, p)), None)
 
     def _set_time_zone(self, key: str, value: str) -> None:
         if key == FLINK_TIME_ZONE_KEY and value.strip().lower() == _SYSTEM_ZONE:
@@ -243,6 +274,8 @@ class Session:
         zone = config.get(FLINK_TIME_ZONE_KEY)
         if zone and zone.strip().lower() != _SYSTEM_ZONE:
             config.setdefault(SPARK_TIME_ZONE_KEY, zone)
+        for key in config:
+            self.check_settable(key)
         try:
             for key, value in config.items():
                 if is_spark_key(key):
