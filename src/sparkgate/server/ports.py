@@ -102,9 +102,9 @@ def check_unauthenticated_binds(config: Configuration) -> None:
     if config.get(options.AUTHENTICATION_NONE_ANY_ADDRESS):
         return
     exposed = [
-        f"'{key}' on {host}"
+        f"{host}:{low if low == high else f'{low}-{high}'} ({key})"
         for identifier in config.get(ENDPOINT_TYPE)
-        for key, host, _, _ in _wanted(identifier, config)
+        for key, host, low, high in _wanted(identifier, config)
         if not _loopback(host)
     ]
     if exposed:
