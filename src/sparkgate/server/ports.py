@@ -110,8 +110,8 @@ def check_unauthenticated_binds(config: Configuration) -> None:
     if exposed:
         raise ConfigurationError(
             "sql-gateway.authentication is none, so anybody who reaches a port runs SQL as "
-            "the gateway's OS user, and an endpoint is bound beyond the loopback "
-            f"({', '.join(exposed)}). "
+            "the gateway's OS user, and an endpoint is bound beyond the loopback: "
+            f"{', '.join(exposed)}. "
             "Turn authentication on (docs/security.md), bind to 127.0.0.1, or set "
             f"'{options.AUTHENTICATION_NONE_ANY_ADDRESS.key}: true' to allow it."
         )
