@@ -53,20 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="stop: the gateway with an endpoint on this port",
     )
-    gateway.add_argument(
-        "-D",
-        dest="dynamic",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set an option, overriding conf/config.yaml (repeatable)",
-    )
-    gateway.add_argument(
-        "--conf-dir",
-        type=Path,
-        default=None,
-        help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
-    )
+    _add_config_arguments(gateway)
     _add_sql_parser(commands)
     _add_user_parser(commands)
     commands.add_parser(
@@ -144,7 +131,12 @@ def _add_user_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     user.add_argument("action", choices=["add", "passwd", "remove", "list"])
     user.add_argument("name", nargs="?", help="the user (not for list)")
     user.add_argument("--stdin", action="store_true", help="read the password from standard input")
-    user.add_argument(
+    _add_config_arguments(user)
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """-D and --conf-dir: the gateway's configuration, as ``sparkgate gateway`` reads it."""
+    parser.add_argument(
         "-D",
         dest="dynamic",
         action="append",
@@ -152,7 +144,12 @@ def _add_user_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="KEY=VALUE",
         help="set an option, overriding conf/config.yaml (repeatable)",
     )
-    user.add_argument("--conf-dir", type=Path, default=None, help="directory holding config.yaml")
+    parser.add_argument(
+        "--conf-dir",
+        type=Path,
+        default=None,
+        help="directory holding config.yaml (default: $SPARKGATE_CONF_DIR or ./conf)",
+    )
 
 
 def _user(args: argparse.Namespace) -> int:
