@@ -41,6 +41,10 @@ def noisy(x):
 
 from pyspark.sql.functions import udf
 udf_rows = [r[0] for r in spark.range(2).select(udf(noisy, "long")("id")).collect()]
+# What a task killed by a stop while writing logs, next to any other error of the same logger.
+utils_log = spark._jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.util.Utils")
+utils_log.error("Aborting task")
+utils_log.error("Some other failure")
 out.write_text(json.dumps({
     "error": error,
     "udf_rows": udf_rows,
@@ -108,6 +112,8 @@ def test_engine_persists_tables_keeps_console_clean_and_passes_spark_keys(
     spark_log = (data_dir / "log" / "spark.log").read_text()
     assert "SparkContext: Running Spark version" in spark_log
     assert "HiveMetaStore" in spark_log or "ObjectStore" in spark_log
+    assert "Utils: Some other failure" in spark_log
+    assert "Aborting task" not in spark_log
     assert "Booting Derby" in (data_dir / "log" / "derby.log").read_text()
     # What the JVM wrote to its stderr was captured, not lost; Spark kept our
     # root log level instead of switching to WARN with a banner.

@@ -122,6 +122,15 @@ logger.hadoopshell.level = error
 # precedes an exception it rethrows: the caller reports a real failure.
 logger.fileformatwriter.name = org.apache.spark.sql.execution.datasources.FileFormatWriter
 logger.fileformatwriter.level = fatal
+# A task killed by a stop while it writes logs "Aborting task" at ERROR with
+# the kill's stack trace; a real task failure is logged again by the Executor
+# ("Exception in task") and reaches the caller, so this line adds nothing.
+logger.sparkutils.name = org.apache.spark.util.Utils
+logger.sparkutils.level = info
+logger.sparkutils.filter.aborting.type = RegexFilter
+logger.sparkutils.filter.aborting.regex = Aborting task
+logger.sparkutils.filter.aborting.onMatch = DENY
+logger.sparkutils.filter.aborting.onMismatch = NEUTRAL
 """
 
 
