@@ -33,6 +33,7 @@ import pytest
 # test that asks for one.
 from tests.ldap_server import slapd as slapd
 from tests.postgres import postgres as postgres
+from tests.tls import certificates as certificates
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -64,6 +65,7 @@ _MODULE_TIERS: dict[str, tuple[str, ...]] = {
     "e2e/test_flink_jdbc_driver.py": ("clients",),  # Flink's JDBC driver
     "e2e/test_documented_commands.py": ("clients",),  # beeline, as the docs say
     "e2e/test_table_as_select_e2e.py": ("clients",),  # beeline on a PostgreSQL catalog
+    "e2e/test_secure_deployment.py": ("clients",),  # curl, PyHive, impyla, beeline, dbt
 }
 # Module-local fixtures that start a real gateway process.
 _MODULE_PROCESS_FIXTURES = {"hiveserver2/test_clients.py": frozenset({"gateway"})}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -37,12 +38,19 @@ def read_until_running(proc: subprocess.Popen[str], timeout: float) -> list[str]
 
 @contextlib.contextmanager
 def foreground_gateway(
-    options: Sequence[str], *, port: int, cwd: Path, env: Mapping[str, str], timeout: float = 240
+    options: Sequence[str],
+    *,
+    port: int,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = 240,
+    ca: Path | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``sparkgate gateway start-foreground OPTIONS`` serving REST on ``port``.
 
     Yields its URL and process once REST answers; its output goes to
-    ``cwd/console.log``; it is stopped (SIGTERM, then SIGKILL) on exit.
+    ``cwd/console.log``; it is stopped (SIGTERM, then SIGKILL) on exit. With
+    ``ca``, REST serves HTTPS under a certificate that CA signed.
     """
     with (cwd / "console.log").open("wb") as log:
         process = subprocess.Popen(
@@ -52,13 +60,15 @@ def foreground_gateway(
             cwd=cwd,
             env=dict(env),
         )
-        url = f"http://127.0.0.1:{port}"
+        url = f"{'https' if ca else 'http'}://127.0.0.1:{port}"
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca) if ca else True
         deadline = time.monotonic() + timeout
         try:
             while True:
                 assert process.poll() is None, (cwd / "console.log").read_text()
                 try:
-                    if httpx.get(f"{url}/v1/api_versions", timeout=2).status_code == 200:
+                    response = httpx.get(f"{url}/v1/api_versions", timeout=2, verify=verify)
+                    if response.status_code in (200, 401):  # 401: it serves, with authentication
                         break
                 except httpx.HTTPError:
                     pass

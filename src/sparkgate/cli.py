@@ -84,7 +84,14 @@ def _add_sql_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "-e",
         "--endpoint",
         metavar="HOST:PORT",
-        help="the gateway's REST address (gateway mode)",
+        help="the gateway's REST address (gateway mode); https://HOST:PORT for one with TLS",
+    )
+    sql.add_argument(
+        "--cacert",
+        type=Path,
+        metavar="FILE",
+        help="trust the CA certificates (PEM) in FILE for an https:// endpoint, besides the "
+        "system's ($SSL_CERT_FILE replaces those)",
     )
     sql.add_argument(
         "-u",
@@ -181,19 +188,25 @@ def _user(args: argparse.Namespace) -> int:
     return code
 
 
-def _endpoint(text: str | None) -> tuple[str, int]:
+def _endpoint(text: str | None) -> tuple[str, str, int]:
+    """``HOST:PORT`` (plain HTTP) or ``http(s)://HOST:PORT`` -> (scheme, host, port)."""
     if not text:
         raise ConfigurationError("Gateway mode needs the gateway's address: -e HOST:PORT")
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ConfigurationError(f"Invalid gateway address {text!r}; expected HOST:PORT")
-    return host.strip("[]"), int(port)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "http", text
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if scheme not in ("http", "https") or not sep or not host or not port.isdigit():
+        raise ConfigurationError(
+            f"Invalid gateway address {text!r}; expected HOST:PORT or https://HOST:PORT"
+        )
+    return scheme, host.strip("[]"), int(port)
 
 
 def _sql(args: argparse.Namespace) -> int:
     from sparkgate.api.config import Configuration
     from sparkgate.client import EmbeddedExecutor, RestExecutor, Terminal, run_client
-    from sparkgate.client.credentials import client_auth
+    from sparkgate.client.credentials import client_auth, trusted_certificates
     from sparkgate.client.executor import Executor
     from sparkgate.client.files import DATA_DIR_KEY, HISTORY_FILE, gateway_mode_client_dir
     from sparkgate.server import embedded
@@ -213,9 +226,17 @@ def _sql(args: argparse.Namespace) -> int:
     service = None
     with contextlib.ExitStack() as held:
         if gateway_mode:
-            host, port = _endpoint(args.endpoint)
+            scheme, host, port = _endpoint(args.endpoint)
             auth = client_auth(args.user)
-            executor = RestExecutor(host, port, properties=dynamic, jars=jars, auth=auth)
+            executor = RestExecutor(
+                host,
+                port,
+                properties=dynamic,
+                jars=jars,
+                auth=auth,
+                scheme=scheme,
+                verify=trusted_certificates(args.cacert),
+            )
         else:
             # Refused at once if a gateway holds the data directory's metastore.
             held.enter_context(embedded.holding_data_dir(config))
@@ -284,7 +305,9 @@ def _status(config: Configuration) -> int:
             all_ready = all_ready and gateway.serving
         else:
             try:
-                body = httpx.get(f"{rest[0]}/health/ready", timeout=5).json()
+                # A liveness probe of the gateway its own pid file names, with no
+                # credentials: its certificate (often from a private CA) is not checked.
+                body = httpx.get(f"{rest[0]}/health/ready", timeout=5, verify=False).json()
             except (httpx.HTTPError, ValueError) as exc:
                 body = {"status": "DOWN", "engine": "unknown", "cause": str(exc)}
             ready = body.get("status") == "UP"

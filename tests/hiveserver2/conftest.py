@@ -46,8 +46,9 @@ PYHIVE_REQUIREMENTS = (
     "sqlalchemy==2.0.*",
 )
 IMPYLA_REQUIREMENTS = ("impyla==0.24.*",)
-# dbt-core 1.11+ needs a parser wheel downloaded from outside PyPI at install time.
-DBT_REQUIREMENTS = ("dbt-core==1.10.*", "dbt-spark[PyHive]==1.10.*")
+# dbt-core 1.11+ needs a parser wheel downloaded from outside PyPI at install time;
+# dbt-spark 1.11 is the first whose use_ssl works with SASL (pure-sasl through PyHive).
+DBT_REQUIREMENTS = ("dbt-core==1.10.*", "dbt-spark[PyHive]==1.11.*")
 
 USER, PASSWORD = "alice", "s3cret-pw"
 

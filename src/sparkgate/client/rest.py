@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -124,13 +125,20 @@ class RestExecutor:
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
         auth: httpx.Auth | None = None,
+        scheme: str = "http",
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
-        self._address = f"{host}:{port}"
+        netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self._address = netloc if scheme == "http" else f"{scheme}://{netloc}"
         self._properties = dict(properties or {})
         self._jars = tuple(jars)
         self._session_name = session_name
         self._http = httpx.Client(
-            base_url=f"http://{self._address}", timeout=timeout, transport=transport, auth=auth
+            base_url=f"{scheme}://{netloc}",
+            timeout=timeout,
+            transport=transport,
+            auth=auth,
+            verify=verify,
         )
         self._version: str | None = None
         self._session: SessionHandle | None = None

@@ -39,9 +39,10 @@ __all__ = ["check_data_dir_free", "holding_data_dir"]
 def _rest_endpoint(holder: RunningGateway) -> str | None:
     for address in holder.addresses:
         parts = urlsplit(address)
-        if parts.scheme == "http" and parts.hostname and parts.port:
+        if parts.scheme in ("http", "https") and parts.hostname and parts.port:
             host = parts.hostname
-            return f"[{host}]:{parts.port}" if ":" in host else f"{host}:{parts.port}"
+            netloc = f"[{host}]:{parts.port}" if ":" in host else f"{host}:{parts.port}"
+            return netloc if parts.scheme == "http" else f"https://{netloc}"
     return None
 
 

@@ -24,6 +24,8 @@ _CONNECTION_FAILURES: dict[str, tuple[Kind, ...]] = {
         Kind("HiveServer2 connection from %s sent a malformed"),
         Kind("HiveServer2 connection from %s ended"),
         Kind("HiveServer2 connection from %s: no handshake in time"),
+        Kind("HiveServer2 connection from %s: TLS handshake failed"),
+        Kind("HiveServer2 connection from %s starts a TLS handshake"),
         Kind("HiveServer2: %s holds %d connections already"),
         Kind("HiveServer2 connection from %s failed", expected=False),
     ),

@@ -33,6 +33,7 @@ from sparkgate.endpoints.hiveserver2.handler import (
 from sparkgate.endpoints.hiveserver2.http import HttpServer
 from sparkgate.endpoints.hiveserver2.options import (
     HIVESERVER2_OPTIONS,
+    OPTION_PREFIX,
     AuthMode,
     HiveServer2Settings,
 )
@@ -71,6 +72,8 @@ class HiveServer2Endpoint:
                 "credentials, but sql-gateway.authentication is on: use PLAIN (or NONE)."
             )
         self._check = self._password_check(settings)
+        # Built now: a bad certificate or password stops the gateway's start.
+        self._tls = settings.tls.server_context(OPTION_PREFIX)
         # Principals proven by logins, by user name (their admin flag goes with them).
         self._principals: dict[str, Principal] = {}
         self._binary: BinaryServer | None = None
@@ -150,9 +153,14 @@ class HiveServer2Endpoint:
                     max_message_size=settings.max_message_size,
                     handshake_timeout=settings.handshake_timeout,
                     max_per_address=settings.max_connections_per_address,
+                    tls=self._tls,
                 )
                 self._binary.start()
-                log.info("HiveServer2 binary transport listening on %s", self.binary_address)
+                log.info(
+                    "HiveServer2 binary transport listening on %s%s",
+                    self.binary_address,
+                    " (TLS)" if self._tls is not None else "",
+                )
             if settings.serves_http:
                 self._http = HttpServer(
                     settings.host,
@@ -164,6 +172,7 @@ class HiveServer2Endpoint:
                     max_message_size=settings.max_message_size,
                     handshake_timeout=settings.handshake_timeout,
                     max_per_address=settings.max_connections_per_address,
+                    tls=self._tls,
                 )
                 self._http.start()
                 log.info("HiveServer2 HTTP transport listening on %s", self.http_address)
@@ -198,7 +207,8 @@ class HiveServer2Endpoint:
 
     @property
     def http_address(self) -> str:
-        return f"http://{self.settings.host}:{self.http_port}/{self.settings.http_path}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://{self.settings.host}:{self.http_port}/{self.settings.http_path}"
 
     @property
     def address(self) -> str:

@@ -12,7 +12,9 @@ sends nothing, or sends a request slowly, or stays idle between requests for
 ``max-connections-per-address`` connections, so idle or slow connections
 cannot keep real clients out.
 Connection failures are logged at most once per kind per minute
-(:mod:`.connection_logs`), never as a traceback on stderr.
+(:mod:`.connection_logs`), never as a traceback on stderr. With TLS on, each
+connection's handshake runs on its own thread, within ``handshake-timeout``
+(HTTPS, as Hive's ``hive.server2.use.SSL`` in HTTP mode).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import ssl
 import sys
 import threading
 from collections.abc import Callable
@@ -100,7 +103,19 @@ class _Handler(BaseHTTPRequestHandler):
         # Every read and write of the connection: a request line, headers or body
         # that stall, or a kept-alive connection idle this long, end it.
         self.request.settimeout(self.server.owner.handshake_timeout)
+        tls = self.server.owner.tls
+        if tls is not None:
+            # The handshake, here on the connection's thread; an SSLError ends the
+            # connection quietly (handle_error: an OSError).
+            self.request = tls.wrap_socket(self.request, server_side=True)
         super().setup()
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if isinstance(self.request, ssl.SSLSocket):
+                self.request.close()  # the server closes the TCP socket it accepted, not this
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("HiveServer2 HTTP %s: " + format, self.client_address, *args)
@@ -186,6 +201,7 @@ class HttpServer:
         max_message_size: int,
         handshake_timeout: float = 20.0,
         max_per_address: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -196,6 +212,7 @@ class HttpServer:
         self.slots = threading.BoundedSemaphore(max_connections)
         self.handshake_timeout = handshake_timeout
         self.max_per_address = max_per_address
+        self.tls = tls
         self.lock = threading.Lock()
         self.per_address: dict[str, int] = {}
         self._server: _Server | None = None

@@ -8,7 +8,7 @@ the documentation. :class:`HiveServer2Settings` is the resolved, typed view.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from sparkgate.api.config import (
     port_option,
     string_option,
 )
+from sparkgate.endpoints.tls import TLS_OPTIONS, TlsSettings
 
 __all__ = [
     "AUTHENTICATION",
@@ -210,6 +211,7 @@ HIVESERVER2_OPTIONS: tuple[ConfigOption[Any], ...] = (
     MAX_MESSAGE_SIZE,
     HANDSHAKE_TIMEOUT,
     MAX_CONNECTIONS_PER_ADDRESS,
+    *TLS_OPTIONS,
 )
 
 
@@ -231,6 +233,7 @@ class HiveServer2Settings:
     max_message_size: int = 100 * 1024 * 1024
     handshake_timeout: float = 20.0
     max_connections_per_address: int = 1000
+    tls: TlsSettings = field(default_factory=TlsSettings)
 
     @property
     def serves_binary(self) -> bool:
@@ -258,4 +261,5 @@ class HiveServer2Settings:
             max_message_size=config.get(MAX_MESSAGE_SIZE),
             handshake_timeout=config.get(HANDSHAKE_TIMEOUT).total_seconds(),
             max_connections_per_address=config.get(MAX_CONNECTIONS_PER_ADDRESS),
+            tls=TlsSettings.from_config(config, OPTION_PREFIX),
         )

@@ -11,7 +11,9 @@ unframed binary-protocol message (NOSASL, as PyHive and impyla send it), and
 ``0x00`` a framed one (the high byte of a 4-byte frame length). When the
 connection ends, the sessions it opened and did not close are closed, which
 cancels whatever they still run. Connection failures are logged at most
-once per kind per minute (:mod:`.connection_logs`).
+once per kind per minute (:mod:`.connection_logs`). With TLS on, a connection
+is a TLS one from its first byte (as Hive's ``TSSLTransport``): the handshake
+must end within ``handshake-timeout`` too, and SASL runs inside it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +31,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport import TSocket, TTransport
 
 from sparkgate.endpoints.hiveserver2.sasl import START, AuthenticationError, negotiate_plain
+from sparkgate.endpoints.tls import looks_like_tls
 
 __all__ = ["BinaryServer", "Session"]
 
@@ -38,6 +42,28 @@ _FRAMED = 0x00
 
 #: Serves one connection: (protocol, user) -> runs until the client leaves.
 Session = Callable[[Any, "str | None"], None]
+
+
+class _TlsConnection:
+    """A TLS socket whose first byte can be peeked at (TLS sockets take no
+    ``MSG_PEEK``): a peeked byte is kept and handed to the next read."""
+
+    def __init__(self, sock: ssl.SSLSocket) -> None:
+        self.sock = sock
+        self._head = b""
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        if flags & socket.MSG_PEEK:
+            if not self._head:
+                self._head = self.sock.recv(1)
+            return self._head[:size]
+        if self._head:
+            head, self._head = self._head[:size], self._head[size:]
+            return head
+        return self.sock.recv(size)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
 
 
 class BinaryServer:
@@ -53,6 +79,7 @@ class BinaryServer:
         max_message_size: int,
         handshake_timeout: float = 20.0,
         max_per_address: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -63,6 +90,7 @@ class BinaryServer:
         self._max_message = max_message_size
         self._handshake_timeout = handshake_timeout
         self._max_per_address = max_per_address
+        self._tls = tls
         self._per_address: dict[str, int] = {}
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -90,7 +118,9 @@ class BinaryServer:
             connections = list(self._connections)
         for conn in connections:
             with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+                # The TCP socket's own shutdown: a TLS socket's would drop its TLS
+                # state under the thread reading from it.
+                socket.socket.shutdown(conn, socket.SHUT_RDWR)
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
@@ -126,12 +156,18 @@ class BinaryServer:
                 daemon=True,
             ).start()
 
-    def _handle(self, conn: socket.socket, peer: Any) -> None:
+    def _handle(self, raw: socket.socket, peer: Any) -> None:
         slot = False
+        conn: Any = raw
         try:
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn.settimeout(self._handshake_timeout)
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            raw.settimeout(self._handshake_timeout)
             try:
+                if self._tls is not None:
+                    tls = self._start_tls(raw, peer)
+                    if tls is None:
+                        return
+                    conn = tls
                 first = conn.recv(1, socket.MSG_PEEK)
                 if not first:
                     return
@@ -162,7 +198,8 @@ class BinaryServer:
         finally:
             address = str(peer[0])
             with self._lock:
-                self._connections.discard(conn)
+                self._connections.discard(raw)
+                self._connections.discard(getattr(conn, "sock", conn))
                 left = self._per_address.get(address, 1) - 1
                 if left > 0:
                     self._per_address[address] = left
@@ -174,7 +211,20 @@ class BinaryServer:
                 if slot:
                     self._slots.release()
 
-    def _open(self, conn: socket.socket, first: int, peer: Any) -> tuple[Any, str | None]:
+    def _start_tls(self, raw: socket.socket, peer: Any) -> _TlsConnection | None:
+        """The TLS handshake, within the socket's (handshake) timeout."""
+        assert self._tls is not None
+        try:
+            tls = self._tls.wrap_socket(raw, server_side=True)
+        except ssl.SSLError as exc:
+            log.info("HiveServer2 connection from %s: TLS handshake failed: %s", peer, exc)
+            return None
+        with self._lock:  # stop() shuts the TLS socket down now (the raw one is detached)
+            self._connections.discard(raw)
+            self._connections.add(tls)
+        return _TlsConnection(tls)
+
+    def _open(self, conn: Any, first: int, peer: Any) -> tuple[Any, str | None]:
         sock = TSocket.TSocket()
         sock.setHandle(conn)
         user: str | None = None
@@ -193,6 +243,13 @@ class BinaryServer:
             transport = TTransport.TBufferedTransport(sock)
         elif first == _FRAMED:
             transport = TTransport.TFramedTransport(sock, self._max_message)
+        elif looks_like_tls(first) and self._tls is None:
+            log.info(
+                "HiveServer2 connection from %s starts a TLS handshake, but the endpoint "
+                "serves no TLS (ssl.enabled is false)",
+                peer,
+            )
+            return None, None
         else:
             log.info("HiveServer2 connection from %s sent no Thrift (first byte %#x)", peer, first)
             return None, None

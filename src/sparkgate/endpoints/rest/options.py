@@ -7,7 +7,7 @@ for the documentation. :class:`RestSettings` is the resolved, typed view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +21,7 @@ from sparkgate.api.config import (
     port_option,
     string_option,
 )
+from sparkgate.endpoints.tls import TLS_OPTIONS, TlsSettings
 
 __all__ = [
     "ADDRESS",
@@ -163,6 +164,7 @@ REST_OPTIONS: tuple[ConfigOption[Any], ...] = (
     CORS_ALLOWED_ORIGINS,
     HEADER_TIMEOUT,
     KEEP_ALIVE_TIMEOUT,
+    *TLS_OPTIONS,
 )
 
 
@@ -180,6 +182,7 @@ class RestSettings:
     cors_allowed_origins: tuple[str, ...] = ()
     header_timeout: float = 20.0
     keep_alive_timeout: float = 5.0
+    tls: TlsSettings = field(default_factory=TlsSettings)
 
     @classmethod
     def from_config(cls, config: Configuration) -> RestSettings:
@@ -197,4 +200,5 @@ class RestSettings:
             cors_allowed_origins=config.get(CORS_ALLOWED_ORIGINS),
             header_timeout=config.get(HEADER_TIMEOUT).total_seconds(),
             keep_alive_timeout=config.get(KEEP_ALIVE_TIMEOUT).total_seconds(),
+            tls=TlsSettings.from_config(config, OPTION_PREFIX),
         )

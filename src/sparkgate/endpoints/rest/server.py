@@ -14,8 +14,10 @@ import errno
 import logging
 import math
 import socket
+import ssl
 import threading
 import time
+from typing import Any
 
 import uvicorn
 
@@ -27,7 +29,7 @@ from sparkgate.endpoints.rest.connections import (
     http_protocol,
     limit_connection_logs,
 )
-from sparkgate.endpoints.rest.options import RestSettings
+from sparkgate.endpoints.rest.options import OPTION_PREFIX, RestSettings
 
 __all__ = ["RestEndpoint", "bind_socket"]
 
@@ -65,12 +67,28 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+class _Config(uvicorn.Config):
+    """uvicorn's configuration serving TLS with a context built by the endpoint
+    (uvicorn builds its own from PEM files only)."""
+
+    def __init__(self, *args: Any, tls: ssl.SSLContext | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tls = tls
+
+    def load(self) -> None:
+        super().load()
+        if self._tls is not None:
+            self.ssl = self._tls
+
+
 class RestEndpoint:
     """Flink's SqlGatewayRestEndpoint on Starlette + uvicorn."""
 
     def __init__(self, service: GatewayService, settings: RestSettings) -> None:
         self.settings = settings
         self._service = service
+        # Built now: a bad certificate or password stops the gateway's start.
+        self._tls = settings.tls.server_context(OPTION_PREFIX)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
@@ -83,7 +101,8 @@ class RestEndpoint:
 
     @property
     def address(self) -> str:
-        return f"http://{_url_host(self.settings.address)}:{self.port}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://{_url_host(self.settings.address)}:{self.port}"
 
     def start(self) -> None:
         with self._lock:
@@ -92,8 +111,9 @@ class RestEndpoint:
             sock = bind_socket(self.settings.bind_address, self.settings.bind_ports)
             self._port = sock.getsockname()[1]
             limit_connection_logs()
-            config = uvicorn.Config(
+            config = _Config(
                 create_app(self._service, self.settings),
+                tls=self._tls,
                 http=http_protocol(self.settings.header_timeout),
                 timeout_keep_alive=max(1, math.ceil(self.settings.keep_alive_timeout)),
                 log_config=None,
