@@ -157,6 +157,7 @@ def test_sql_client_over_https(secure_gateway: SecureGateway, tmp_path: Path) ->
     )
     assert untrusted.returncode != 0
     assert "CERTIFICATE_VERIFY_FAILED" in untrusted.stdout + untrusted.stderr
+    assert "pass that CA with --cacert FILE" in untrusted.stdout + untrusted.stderr
     # HOST:PORT alone means plain HTTP, which the HTTPS port does not answer.
     plain = subprocess.run(
         [*base, "-e", host_port],
@@ -167,6 +168,7 @@ def test_sql_client_over_https(secure_gateway: SecureGateway, tmp_path: Path) ->
         stdin=subprocess.DEVNULL,
     )
     assert plain.returncode != 0
+    assert "connect with -e https://HOST:PORT" in plain.stdout + plain.stderr
 
 
 PYHIVE_TLS_SCRIPT = r"""

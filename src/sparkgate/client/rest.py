@@ -208,8 +208,19 @@ class RestExecutor:
             )
         except httpx.TransportError as exc:
             raise ConnectionLostError(
-                f"Could not reach the gateway at {self._address}: {exc}"
+                f"Could not reach the gateway at {self._address}: {exc}{self._tls_hint(exc)}"
             ) from exc
+
+    def _tls_hint(self, exc: httpx.TransportError) -> str:
+        """What to do when TLS is why the gateway cannot be reached."""
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return (
+                "\nThe gateway's certificate is not signed by a CA this client trusts: "
+                "pass that CA with --cacert FILE (or set SSL_CERT_FILE)."
+            )
+        if isinstance(exc, httpx.RemoteProtocolError) and not self._address.startswith("https:"):
+            return "\nIf the gateway serves HTTPS, connect with -e https://HOST:PORT."
+        return ""
 
     def _error(self, status: int, method: str, url: str, data: Mapping[str, Any]) -> GatewayError:
         errors = [str(e) for e in data.get("errors", [])] or [f"HTTP {status} from {method} {url}"]
