@@ -15,6 +15,7 @@ import pytest
 from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.session.context import SessionContext
+from sparkgate.service.spark.host_access import HOST_STATEMENTS
 from sparkgate.service.statements import dispatch, handlers, kinds
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.results import table_result
@@ -42,7 +43,13 @@ def show_plans(context: StatementContext, statement: ShowPlans) -> Execution:
 
 def _context(statement_set: list[Any] | None = None) -> StatementContext:
     state = SessionContext(jobs=cast(Any, None), statement_set=statement_set)
-    session = SimpleNamespace(context=state, get=lambda key: None)
+    # Nothing refused: every host statement allowed, no path confinement.
+    session = SimpleNamespace(
+        context=state,
+        get=lambda key: None,
+        host_statements=frozenset(HOST_STATEMENTS),
+        path_roots=None,
+    )
     return StatementContext(cast(Any, session), cast(Any, None))
 
 

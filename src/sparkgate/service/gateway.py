@@ -34,6 +34,7 @@ from sparkgate.api.catalog import (
 )
 from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
+    ConfigurationError,
     EngineUnavailableError,
     ExecutionError,
     GatewayError,
@@ -83,6 +84,7 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
 from sparkgate.service.session.session import Session
+from sparkgate.service.spark.confinement import ANYWHERE, PathRoots, PathUse
 from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
@@ -156,6 +158,8 @@ class SparkGatewayService:
         self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
         self._buffer_bytes = config.get(options.RESULT_BUFFER_SIZE)
         self._host_statements = config.get(options.ALLOWED_HOST_STATEMENTS)
+        self._allowed_paths = config.get(options.ALLOWED_PATHS)
+        self._path_roots: PathRoots | None = None  # qualified on Spark, at the first session
         self._max_statement_length = config.get(options.STATEMENT_MAX_LENGTH)
         self._parse_limit = ParseLimit.from_config(config)
         self._partition_window = config.get(options.RESULT_PARTITION_WINDOW)
@@ -457,6 +461,12 @@ class SparkGatewayService:
         )
 
     def _new_session(self, handle: SessionHandle, environment: SessionEnvironment) -> Session:
+        roots = self._confinement()
+        if roots is not None and environment.jars:
+            jars = [PathUse(jar, "a session jar") for jar in environment.jars]
+            message = roots.refusal(self.spark, jars)
+            if message is not None:
+                raise ConfigurationError(message)
         limits = ResultLimits(
             window=self._partition_window or 2 * self.spark.sparkContext.defaultParallelism,
             direct_bytes=self.config.get(options.RESULT_DIRECT_SIZE),
@@ -482,11 +492,27 @@ class SparkGatewayService:
             limits,
             jobs=self._job_manager,
             host_statements=self._host_statements,
+            path_roots=roots,
         )
         session.context.catalogs = self._catalogs
         session.context.materialized = self._materialized
         self._add_pool(session)
         return session
+
+    def _confinement(self) -> PathRoots | None:
+        """The roots sessions' SQL may name files under; None when unconfined."""
+        if self._path_roots is not None:
+            return self._path_roots
+        roots = self._allowed_paths
+        if ANYWHERE in roots or (not roots and not self.authentication.enabled):
+            return None
+        spark = self._engine_session()
+        if not roots:
+            files = Path(self.config.get(options.DATA_DIR)) / "files"
+            files.mkdir(parents=True, exist_ok=True)
+            roots = (str(spark.conf.get("spark.sql.warehouse.dir")), str(files))
+        self._path_roots = PathRoots.qualified(spark, roots)
+        return self._path_roots
 
     @property
     def catalogs(self) -> CatalogRegistry:

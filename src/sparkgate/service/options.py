@@ -23,6 +23,7 @@ from sparkgate.api.config import (
     string_option,
 )
 from sparkgate.api.session_options import DML_SYNC, RUNTIME_MODE
+from sparkgate.service.spark.confinement import ALLOWED_PATHS_KEY, ANYWHERE
 from sparkgate.service.spark.host_access import ALLOWED_HOST_STATEMENTS_KEY, HOST_STATEMENTS
 
 __all__ = [
@@ -362,6 +363,19 @@ ALLOWED_HOST_STATEMENTS: ConfigOption[tuple[str, ...]] = ConfigOption(
     ";".join,
 )
 
+ALLOWED_PATHS = list_option(
+    ALLOWED_PATHS_KEY,
+    (),
+    "Where remote SQL may read and write files by path: file relations (`text.`/dir``), "
+    "table and database locations and `path` options, `CREATE TEMPORARY VIEW ... USING`, "
+    "`LOAD DATA`, `ADD JAR`, function resources, connector tables' `path` and compiled plan "
+    "files must lie under one of these roots (local paths or URIs such as "
+    "`hdfs://nn/data`), else the statement is refused naming this option; `LOAD DATA LOCAL` "
+    "is refused. Empty, the default: with authentication on, the warehouse "
+    "(`spark.sql.warehouse.dir`) and `<data-dir>/files`; with it off, anywhere. "
+    f"`{ANYWHERE}` allows anywhere. Found in Spark's plans, not the text.",
+)
+
 JOB_STATUS_HOOKS = list_option(
     "sql-gateway.job.status-hooks",
     (),
@@ -487,6 +501,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_SPOOL_SIZE,
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
+    ALLOWED_PATHS,
     STATEMENT_MAX_LENGTH,
     STATEMENT_PARSE_TIMEOUT,
     SESSION_POOL_WEIGHT,

@@ -31,6 +31,7 @@ from sparkgate.service.options import DENIED_SPARK_SETTINGS, SERVICE_OPTIONS
 from sparkgate.service.session.context import SessionContext
 from sparkgate.service.session.recipe import SessionRecipe
 from sparkgate.service.session.resources import SessionResources
+from sparkgate.service.spark.confinement import PathRoots
 from sparkgate.service.spark.jobs import cancel_tag, job_scope, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.pools import remove_pool
@@ -89,6 +90,7 @@ class Session:
         *,
         jobs: JobManager,
         host_statements: Collection[str] = (),
+        path_roots: PathRoots | None = None,
     ) -> None:
         self.handle = handle
         self.environment = environment
@@ -97,6 +99,8 @@ class Session:
         self.result_limits = result_limits or ResultLimits()
         #: Kinds of host-touching Spark SQL this session may run (host_access).
         self.host_statements = frozenset(host_statements)
+        #: Where its SQL may name files (confinement); None: anywhere.
+        self.path_roots = path_roots
         #: The FAIR scheduler pool made for this session (pools.py): an authenticated
         #: user's sessions share one, so that users, not sessions, share the cores.
         principal = environment.principal

@@ -22,6 +22,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.spark.confinement import PathRoots, analyzed_paths
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -143,12 +145,24 @@ def refusal(found: Iterable[str], allowed: Collection[str]) -> str | None:
     return None
 
 
-def check_analyzed(df: DataFrame, allowed: Collection[str]) -> str | None:
-    """The refusal for ``df``'s analyzed plan (view bodies included), if any."""
-    if len(allowed) == len(HOST_STATEMENTS):
+def check_analyzed(
+    df: DataFrame, allowed: Collection[str], roots: PathRoots | None = None
+) -> str | None:
+    """The refusal for ``df``'s analyzed plan (view bodies included), if any: a
+    host statement not ``allowed``, or a file outside ``roots`` a view reads (the
+    parsed plan showed the statement's own; see :mod:`.confinement`)."""
+    if len(allowed) == len(HOST_STATEMENTS) and roots is None:
         return None
-    plan = json.loads(str(df._jdf.queryExecution().analyzed().toJSON()))
-    return refusal(found_in(plan), allowed)
+    analyzed = df._jdf.queryExecution().analyzed()
+    plan = json.loads(str(analyzed.toJSON()))
+    message = refusal(found_in(plan), allowed)
+    if message is None and roots is not None and _reads_a_view(plan):
+        message = roots.refusal(df.sparkSession, analyzed_paths(analyzed))
+    return message
+
+
+def _reads_a_view(plan: Any) -> bool:
+    return any(_simple(str(node.get("class", ""))) == "View" for node in _nodes(plan))
 
 
 def remove_reflection(spark: SparkSession) -> None:

@@ -32,6 +32,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.spark.confinement import (
+    PathUse,
+    analyzed_paths,
+    needs_analysis,
+    parsed_paths,
+)
 from sparkgate.service.spark.host_access import found_in
 from sparkgate.sql.quoting import quote_string
 
@@ -50,6 +56,7 @@ __all__ = [
     "parse_plan",
     "parse_statement",
     "read_spans",
+    "statement_paths",
 ]
 
 # Settings that change what a text parses to (see SqlBaseParser's predicates).
@@ -145,6 +152,10 @@ class StatementPlan:
     host_statements: tuple[str, ...] = ()
     # The session-local object the statement makes or drops, if any.
     session_object: SessionObject | None = None
+    # The paths it names (confinement), and whether it names tables by IDENTIFIER(),
+    # whose paths only the analyzed plan shows.
+    paths: tuple[PathUse, ...] = ()
+    by_identifier: bool = False
 
 
 def _strings(seq: Any) -> tuple[str, ...]:
@@ -469,6 +480,8 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
         tuple(namespaces),
         found_in(nodes),
         _session_object(tree, names),
+        tuple(parsed_paths(spark, plan, nodes)),
+        needs_analysis(nodes),
     )
 
 
@@ -579,3 +592,25 @@ def parse_identifier(spark: SparkSession, name: str) -> tuple[str, ...]:
         return _strings(parser.parseMultipartIdentifier(name))
     except Exception as exc:
         raise ValueError(f"Malformed name: {name!r}") from exc
+
+
+def statement_paths(spark: SparkSession, text: str) -> tuple[PathUse, ...]:
+    """The paths ``text`` names, from its parsed plan, and from its analyzed plan
+    when it names tables with ``IDENTIFIER()`` (see :mod:`.confinement`)."""
+    found = parse_statement(spark, text)
+    if found is None:
+        return ()
+    if not found.by_identifier:
+        return found.paths
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        with active_session(spark):
+            mode = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
+            execution = spark._jsparkSession.sessionState().executePlan(
+                parse_plan(spark, text), mode
+            )
+            analyzed = execution.analyzed()
+    except Exception:
+        return found.paths  # Spark reports the statement's error when it runs it
+    return found.paths + tuple(analyzed_paths(analyzed))

@@ -29,6 +29,7 @@ from sparkgate.service.statements.kinds import (
     TableAsSelect,
 )
 from sparkgate.service.statements.parse_limit import NO_LIMIT, ParseLimit
+from sparkgate.service.statements.paths import paths_of
 from sparkgate.service.statements.registry import Registry
 from sparkgate.service.statements.remembered import remember
 
@@ -47,9 +48,10 @@ def execute(
     if parse_limit.enabled:
         # Spark's parse first, within the limit; the handlers find its plans cached.
         parse_limit.check_spark(context.session.spark, statement)
+    # Before a statement set takes it: a set's statements run without dispatch.
+    _refuse_host_statements(context, statement)
     if context.state.in_statement_set and not isinstance(statement, EndStatementSet):
         return statement_set.add(context, statement)
-    _refuse_host_statements(context, statement)
     execution = (registry or handlers.REGISTRY).run(context, statement)
     remember(context.session, statement)
     return execution
@@ -67,7 +69,15 @@ def _refuse_host_statements(context: StatementContext, statement: Statement) -> 
 
 
 def host_refusal(session: Session, statement: Statement) -> str | None:
-    """Why ``statement`` may not run in ``session`` (it acts on the host), or None."""
+    """Why ``statement`` may not run in ``session``, or None: it acts on the host
+    (host_access), or names a path outside the allowed roots (confinement)."""
+    message = _host_statement(session, statement)
+    if message is None and session.path_roots is not None:
+        message = session.path_roots.refusal(session.spark, paths_of(session.spark, statement))
+    return message
+
+
+def _host_statement(session: Session, statement: Statement) -> str | None:
     if not isinstance(statement, _SPARK_TEXT) or isinstance(statement, MetadataQuery):
         return None
     allowed = session.host_statements

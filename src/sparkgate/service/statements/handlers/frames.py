@@ -36,7 +36,8 @@ def frame_execution(context: StatementContext, df: DataFrame, relational: bool) 
         return ok_result()
     if relational:
         # A view's body is in the analyzed plan only.
-        message = check_analyzed(df, context.session.host_statements)
+        session = context.session
+        message = check_analyzed(df, session.host_statements, session.path_roots)
         if message is not None:
             raise invalid(message)
     try:
