@@ -211,6 +211,14 @@ def test_authentication_on_confines_to_the_warehouse_and_files(
         for path in (users, data_dir / "log", tree.outside / "secret.txt"):
             message = error_text(service, handle, f"SELECT * FROM text.`{path}`")
             assert ALLOWED_PATHS_KEY in message and "/warehouse" in message
+        # The issue's own examples, as a remote user would type them.
+        for statement in (
+            "SELECT * FROM text.`/etc/passwd`",
+            "CREATE TABLE etc_table (a INT) USING csv LOCATION '/etc'",
+            "ADD JAR '/etc/hosts'",
+        ):
+            message = error_text(service, handle, statement)
+            assert ALLOWED_PATHS_KEY in message and "/etc" in message and "root:" not in message
         service.close_session(handle)
     finally:
         service.stop()
