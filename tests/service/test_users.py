@@ -1,5 +1,6 @@
 """A session's user: Spark's current_user() while its statements run, the owner
-of the jobs it submits (another user's session may not stop them), a cap on
+of the jobs and materialized tables it makes (another user's session may not
+stop, suspend, change or drop them), a cap on
 the statements a user runs across sessions, and one FAIR pool per user."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from sparkgate.api.auth import Principal
-from sparkgate.api.errors import SessionLimitError
+from sparkgate.api.errors import PermissionDeniedError, SessionLimitError
 from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
@@ -62,6 +63,40 @@ def test_only_its_user_or_an_admin_stops_a_job(service: SparkGatewayService) -> 
         assert service.jobs.wait(job_id, timeout=120).status is JobStatus.CANCELED
     finally:
         run(service, ann, f"DROP TABLE IF EXISTS {table}")
+        for handle in (ann, bob, ops):
+            service.close_session(handle)
+
+
+def test_a_materialized_table_is_changed_by_its_owner_or_an_admin_only(
+    service: SparkGatewayService,
+) -> None:
+    ann, bob, ops = (
+        service.open_session(as_user(name, admin=name == "ops")) for name in ("ann", "bob", "ops")
+    )
+    mt = unique_name("owned_mt")
+    try:
+        run(service, ann, f"CREATE MATERIALIZED TABLE {mt} REFRESH_MODE = FULL AS SELECT 1 AS x")
+        for statement in (
+            f"ALTER MATERIALIZED TABLE {mt} SUSPEND",
+            f"ALTER MATERIALIZED TABLE {mt} RESUME",
+            f"ALTER MATERIALIZED TABLE {mt} REFRESH",
+            f"ALTER MATERIALIZED TABLE {mt} AS SELECT 2 AS x",
+            f"CREATE OR ALTER MATERIALIZED TABLE {mt} REFRESH_MODE = FULL AS SELECT 3 AS x",
+            f"DROP MATERIALIZED TABLE {mt}",
+        ):
+            message = error_text(service, bob, statement)
+            assert "belongs to user 'ann'" in message and "'bob' may not" in message, statement
+        with pytest.raises(PermissionDeniedError, match="belongs to user 'ann'"):
+            service.refresh_materialized_table(
+                bob, f"spark_catalog.default.{mt}", is_periodic=False
+            )
+        # Nothing bob tried took effect: the table is there, with ann's query.
+        shown = run(service, ann, f"SHOW CREATE MATERIALIZED TABLE {mt}")[0][0]
+        assert "SELECT 1 AS x" in shown
+        run(service, ops, f"ALTER MATERIALIZED TABLE {mt} SUSPEND")  # an admin may
+        run(service, ann, f"ALTER MATERIALIZED TABLE {mt} RESUME")
+    finally:
+        run(service, ann, f"DROP MATERIALIZED TABLE IF EXISTS {mt}")
         for handle in (ann, bob, ops):
             service.close_session(handle)
 

@@ -83,7 +83,7 @@ from sparkgate.service.operation.pool import WorkerPool
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
-from sparkgate.service.session.session import Session
+from sparkgate.service.session.session import Session, may_act_on
 from sparkgate.service.spark.confinement import ANYWHERE, PathRoots, PathUse
 from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
@@ -865,6 +865,10 @@ class SparkGatewayService:
             static_partitions=dict(static_partitions or {}),
             execution_config=dict(execution_config or {}),
         )
+
+        existing = self._materialized.read(target.spark, parts)
+        if existing is not None:
+            may_act_on(target, existing.owner, "materialized table", existing.name)
 
         def run(_op: Operation) -> Execution:
             job = self._materialized.refresh(target.spark, parts, request)

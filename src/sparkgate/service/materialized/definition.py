@@ -41,6 +41,7 @@ _HANDLER_DESCRIPTION = PREFIX + "refresh-handler-description"
 _HANDLER_BYTES = PREFIX + "refresh-handler-bytes"
 _PRIMARY_KEY = PREFIX + "primary-key"
 _OPTION = PREFIX + "option."
+_OWNER = PREFIX + "owner"
 
 # Quartz cron expressions of Flink's MaterializedTableUtils, by freshness unit.
 _CRON = {
@@ -97,6 +98,8 @@ class MaterializedTable:
     partition_keys: tuple[str, ...] = ()
     comment: str | None = None
     options: Mapping[str, str] = field(default_factory=_no_options)
+    #: The authenticated user who created it; None when made without authentication.
+    owner: str | None = None
 
     @property
     def name(self) -> str:
@@ -128,6 +131,8 @@ class MaterializedTable:
             props[_PRIMARY_KEY] = ",".join(self.primary_key)
         for key, value in self.options.items():
             props[_OPTION + key] = value
+        if self.owner is not None:
+            props[_OWNER] = self.owner
         return props
 
     @classmethod
@@ -158,6 +163,7 @@ class MaterializedTable:
             MappingProxyType(
                 {k[len(_OPTION) :]: v for k, v in props.items() if k.startswith(_OPTION)}
             ),
+            props.get(_OWNER),
         )
 
 

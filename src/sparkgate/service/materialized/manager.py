@@ -285,9 +285,10 @@ class MaterializedTableManager:
         freshness: Freshness | None = None,
         refresh_mode: str | None = None,
         session_config: Mapping[str, str] | None = None,
+        owner: str | None = None,
     ) -> MaterializedTable:
         """Create the table, then its refresh job or workflow; nothing is left
-        behind if any step fails."""
+        behind if any step fails. ``owner``: the authenticated user creating it."""
         identifier = self.identifier(spark, name)
         shown = ".".join(identifier)
         if spark.catalog.tableExists(_quoted(identifier)):
@@ -353,6 +354,7 @@ class MaterializedTableManager:
             partition_keys=partition_keys,
             comment=comment,
             options=options,
+            owner=owner,
         )
         ddl = frame._jdf.schema().asNullable().toDDL()
         clauses = f"USING {table_format}"

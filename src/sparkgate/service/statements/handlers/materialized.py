@@ -11,6 +11,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.service.materialized.definition import MaterializedTable
 from sparkgate.service.materialized.manager import MaterializedTableManager, Refresh
 from sparkgate.service.operation.operation import Execution
+from sparkgate.service.session.session import may_act_on
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import (
@@ -45,27 +46,43 @@ def _guarded(error: BaseException) -> ExecutionError:
     return to_execution_error(error)
 
 
+def _owned(context: StatementContext, name: tuple[str, ...]) -> MaterializedTable | None:
+    """The table ``name`` names, once its owner (or an admin) is the one asking."""
+    manager = _manager(context)
+    spark = context.session.spark
+    try:
+        existing = manager.read(spark, manager.identifier(spark, name))
+    except Exception as exc:
+        raise _guarded(exc) from exc
+    if existing is not None:
+        may_act_on(context.session, existing.owner, "materialized table", existing.name)
+    return existing
+
+
+def _owner(context: StatementContext) -> str | None:
+    principal = context.session.environment.principal
+    return principal.name if principal is not None and principal.authenticated else None
+
+
 def create_materialized_table(
     context: StatementContext, statement: CreateMaterializedTable
 ) -> Execution:
     manager = _manager(context)
     spark = context.session.spark
+    existing = _owned(context, statement.name) if statement.or_alter else None
     try:
-        if statement.or_alter:
-            identifier = manager.identifier(spark, statement.name)
-            existing = manager.read(spark, identifier)
-            if existing is not None:
-                mode = statement.refresh_mode
-                if mode is not None and mode != existing.mode.value:
-                    raise invalid(
-                        f"Materialized table {existing.name} is refreshed {existing.mode.value}: "
-                        "CREATE OR ALTER cannot change its refresh mode (drop and create it)"
-                    )
-                if statement.query != existing.query:
-                    manager.alter_query(spark, statement.name, statement.query)
-                if statement.freshness is not None:
-                    manager.alter_freshness(spark, statement.name, statement.freshness)
-                return ok_result()
+        if statement.or_alter and existing is not None:
+            mode = statement.refresh_mode
+            if mode is not None and mode != existing.mode.value:
+                raise invalid(
+                    f"Materialized table {existing.name} is refreshed {existing.mode.value}: "
+                    "CREATE OR ALTER cannot change its refresh mode (drop and create it)"
+                )
+            if statement.query != existing.query:
+                manager.alter_query(spark, statement.name, statement.query)
+            if statement.freshness is not None:
+                manager.alter_freshness(spark, statement.name, statement.freshness)
+            return ok_result()
         manager.create(
             spark,
             statement.name,
@@ -77,6 +94,7 @@ def create_materialized_table(
             freshness=statement.freshness,
             refresh_mode=statement.refresh_mode,
             session_config=context.state.properties,
+            owner=_owner(context),
         )
     except Exception as exc:
         raise _guarded(exc) from exc
@@ -88,6 +106,7 @@ def alter_materialized_table(
 ) -> Execution:
     manager = _manager(context)
     spark = context.session.spark
+    _owned(context, statement.name)  # before the try: a refusal stays a refusal (403)
     try:
         if statement.action == "SUSPEND":
             manager.suspend(spark, statement.name)
@@ -113,6 +132,7 @@ def alter_materialized_table(
 def drop_materialized_table(
     context: StatementContext, statement: DropMaterializedTable
 ) -> Execution:
+    _owned(context, statement.name)
     try:
         _manager(context).drop(context.session.spark, statement.name, statement.if_exists)
     except Exception as exc:
