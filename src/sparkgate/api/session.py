@@ -36,6 +36,8 @@ class SessionEnvironment:
     #: Who the gateway's authentication proved opened it (None: authentication is
     #: off); its jobs and materialized tables are theirs.
     principal: Principal | None = None
+    #: The address the client connected from, as its endpoint saw it (the audit log).
+    client_address: str | None = None
 
 
 RESOURCE_SCHEME = "sparkgate-resource"

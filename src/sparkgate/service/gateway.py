@@ -34,6 +34,7 @@ from sparkgate.api.catalog import (
 )
 from sparkgate.api.config import Configuration
 from sparkgate.api.errors import (
+    AuthenticationError,
     ConfigurationError,
     EngineUnavailableError,
     ExecutionError,
@@ -63,6 +64,7 @@ from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT, WorkflowScheduler
 from sparkgate.security.authentication import Authentication
 from sparkgate.service import catalog, completion, options
+from sparkgate.service.audit import AuditLog
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
 from sparkgate.service.catalogs.types import load_catalog_types
@@ -103,7 +105,7 @@ from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
-from sparkgate.sql.secrets import masked_options, remember_secrets
+from sparkgate.sql.secrets import mask_secrets, masked_options, remember_secrets
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -115,6 +117,10 @@ log = logging.getLogger(__name__)
 _LOG_SCHEMA = ResultSchema.of(("log", STRING))
 _ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 _LOST_SESSIONS_KEPT = 10_000
+
+
+def _first_line(error: BaseException) -> str:
+    return mask_secrets(str(error).strip().splitlines()[0]) if str(error).strip() else ""
 
 
 def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, str, str]:
@@ -175,6 +181,15 @@ class SparkGatewayService:
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
         )
         self._user_statements = UserStatements(config.get(options.USER_MAX_RUNNING))
+        self.audit = (
+            AuditLog(
+                Path(config.get(options.DATA_DIR)) / "log" / "audit.log",
+                config.get(options.AUDIT_MAX_FILE_SIZE),
+                config.get(options.AUDIT_MAX_FILES),
+            )
+            if config.get(options.AUDIT_ENABLED)
+            else AuditLog.off()
+        )
         self._log_handler: OperationLogHandler | None = None
         hook_names: tuple[str, ...] = config.get(options.JOB_STATUS_HOOKS)
         self._job_manager = JobManager(
@@ -309,6 +324,7 @@ class SparkGatewayService:
         if self._log_handler is not None:
             logging.getLogger("sparkgate").removeHandler(self._log_handler)
             self._log_handler = None
+        self.audit.close()
         log.info("Gateway service stopped")
 
     # -- engine health -----------------------------------------------------------
@@ -544,6 +560,7 @@ class SparkGatewayService:
         config: Mapping[str, str] | None = None,
         operation_type: OperationType = OperationType.EXECUTE_STATEMENT,
         on_end: Callable[[Operation], None] | None = None,
+        on_close: Callable[[Operation, OperationStatus], None] | None = None,
     ) -> Operation:
         extra = dict(config or {})
 
@@ -561,6 +578,7 @@ class SparkGatewayService:
             interrupt=session.interrupt,
             explain=self._explain_failure,
             on_end=on_end,
+            on_close=on_close,
         )
 
     def _explain_failure(self, exc: BaseException) -> BaseException:
@@ -580,7 +598,25 @@ class SparkGatewayService:
     def open_session(self, environment: SessionEnvironment) -> SessionHandle:
         self._require_engine()
         remember_secrets(environment.config)
-        return self._sessions.open(environment).handle
+        session = self._sessions.open(environment)
+        session.on_closed = self._audit_closed_session
+        self.audit.record(
+            "session-opened",
+            session=str(session.handle),
+            user=environment.user,
+            address=environment.client_address,
+            name=environment.session_name,
+        )
+        return session.handle
+
+    def _audit_closed_session(self, session: Session) -> None:
+        environment = session.environment
+        self.audit.record(
+            "session-closed",
+            session=str(session.handle),
+            user=environment.user,
+            address=environment.client_address,
+        )
 
     def close_session(self, session: SessionHandle) -> None:
         self._sessions.close(session)
@@ -590,7 +626,17 @@ class SparkGatewayService:
 
     # -- authentication ----------------------------------------------------------
     def authenticate(self, credentials: Credentials) -> Principal | None:
-        return self.authentication.authenticate(credentials)
+        try:
+            return self.authentication.authenticate(credentials)
+        except AuthenticationError as exc:
+            if credentials.user is not None or credentials.token is not None:
+                self.audit.record(
+                    "login-refused",
+                    user=credentials.user,
+                    address=credentials.address,
+                    reason=str(exc),
+                )
+            raise
 
     def authorize_session(self, session: SessionHandle, principal: Principal | None) -> None:
         if principal is None or not principal.authenticated or principal.admin:
@@ -658,8 +704,18 @@ class SparkGatewayService:
         config: Mapping[str, str] | None = None,
     ) -> OperationHandle:
         target = self._session(session)
-        self._check_length(statement)
-        kind = self._refuse_at_once(target, statement)
+        environment = target.environment
+        who = {
+            "session": str(session),
+            "user": environment.user,
+            "address": environment.client_address,
+        }
+        try:
+            self._check_length(statement)
+            kind = self._refuse_at_once(target, statement)
+        except GatewayError as exc:
+            self.audit.statement(statement, outcome="REFUSED", error=_first_line(exc), **who)
+            raise
         operation = self._new_operation(
             target,
             statement_executor(target, statement, config, parse_limit=self._parse_limit),
@@ -667,8 +723,29 @@ class SparkGatewayService:
             timeout=timeout,
             config=config,
             on_end=self._measured(kind),
+            on_close=self._audit_closed_operation(who),
         )
+        self.audit.statement(statement, operation=str(operation.handle), kind=kind, **who)
         return target.operations.submit(operation)
+
+    def _audit_closed_operation(
+        self, who: Mapping[str, str | None]
+    ) -> Callable[[Operation, OperationStatus], None]:
+        def closed(operation: Operation, status: OperationStatus) -> None:
+            started = operation.started or operation.created
+            ended = operation.ended if status.is_terminal and operation.ended else time.time()
+            error = operation.error
+            self.audit.record(
+                "statement-closed",
+                operation=str(operation.handle),
+                outcome=status.value,
+                error=_first_line(error) if error is not None else None,
+                rows=operation.rows_fetched,
+                duration_ms=round((ended - started) * 1000),
+                **who,
+            )
+
+        return closed
 
     def _measured(self, kind: str) -> Callable[[Operation], None]:
         def ended(operation: Operation) -> None:

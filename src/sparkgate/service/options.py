@@ -376,6 +376,26 @@ ALLOWED_PATHS = list_option(
     f"`{ANYWHERE}` allows anywhere. Found in Spark's plans, not the text.",
 )
 
+AUDIT_ENABLED = bool_option(
+    "sql-gateway.audit.enabled",
+    True,
+    "Keep the audit log, `<data-dir>/log/audit.log`: one JSON line per refused login, "
+    "session opened or closed, statement submitted (its text with secrets masked) and "
+    "statement closed (outcome, rows handed out, duration), with the user and the "
+    "client's address (docs/security.md).",
+)
+AUDIT_MAX_FILE_SIZE = memory_option(
+    "sql-gateway.audit.max-file-size",
+    100 * 1024 * 1024,
+    "The size at which the audit log is rotated (`audit.log.1`, `.2`, ...).",
+)
+AUDIT_MAX_FILES = int_option(
+    "sql-gateway.audit.max-files",
+    10,
+    "How many rotated audit logs are kept besides the current one.",
+    min_value=1,
+)
+
 JOB_STATUS_HOOKS = list_option(
     "sql-gateway.job.status-hooks",
     (),
@@ -502,6 +522,9 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
     ALLOWED_PATHS,
+    AUDIT_ENABLED,
+    AUDIT_MAX_FILE_SIZE,
+    AUDIT_MAX_FILES,
     STATEMENT_MAX_LENGTH,
     STATEMENT_PARSE_TIMEOUT,
     SESSION_POOL_WEIGHT,

@@ -10,7 +10,7 @@ be called any number of times.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from thrift.transport.TTransport import TTransportException
@@ -38,7 +38,7 @@ from sparkgate.endpoints.hiveserver2.options import (
     HiveServer2Settings,
 )
 from sparkgate.endpoints.hiveserver2.processor import CLIServiceProcessor
-from sparkgate.endpoints.hiveserver2.transport import BinaryServer
+from sparkgate.endpoints.hiveserver2.transport import BinaryServer, PasswordCheck
 from sparkgate.security.passwords import PasswordFile
 
 __all__ = ["HiveServer2Endpoint", "HiveServer2EndpointFactory"]
@@ -84,7 +84,7 @@ class HiveServer2Endpoint:
     def _plain(self) -> bool:
         return self.gateway_authentication or self.settings.authentication is AuthMode.PLAIN
 
-    def _password_check(self, settings: HiveServer2Settings) -> Callable[[str, str], bool] | None:
+    def _password_check(self, settings: HiveServer2Settings) -> PasswordCheck | None:
         if self.gateway_authentication:
             return self._login
         if settings.authentication is not AuthMode.PLAIN:
@@ -96,15 +96,17 @@ class HiveServer2Endpoint:
                 "is set."
             )
         try:
-            return PasswordFile(settings.password_file).check
+            passwords = PasswordFile(settings.password_file)
         except OSError as exc:
             raise ConfigurationError(
                 f"Cannot read the HiveServer2 password file {settings.password_file}: {exc}"
             ) from exc
+        return lambda user, password, _address: passwords.check(user, password)
 
-    def _login(self, user: str, password: str) -> bool:
+    def _login(self, user: str, password: str, address: str | None = None) -> bool:
         try:
-            principal = self.service.authenticate(Credentials(user=user, password=password))
+            credentials = Credentials(user=user, password=password, address=address)
+            principal = self.service.authenticate(credentials)
         except AuthenticationError:
             return False
         if principal is None:
@@ -118,8 +120,8 @@ class HiveServer2Endpoint:
         return self._principals.get(user)
 
     # -- serving ---------------------------------------------------------------
-    def _serve_connection(self, protocol: Any, user: str | None) -> None:
-        context = ConnectionContext(user, principal=self._principal(user))
+    def _serve_connection(self, protocol: Any, user: str | None, address: str) -> None:
+        context = ConnectionContext(user, principal=self._principal(user), address=address)
         handler = CLIServiceHandler(self.core, context)
         processor = CLIServiceProcessor(handler)
         try:
@@ -131,8 +133,10 @@ class HiveServer2Endpoint:
         finally:
             handler.connection_closed()
 
-    def _run_http_call(self, iprot: Any, oprot: Any, user: str | None) -> None:
-        context = ConnectionContext(user, closes_sessions=False, principal=self._principal(user))
+    def _run_http_call(self, iprot: Any, oprot: Any, user: str | None, address: str) -> None:
+        context = ConnectionContext(
+            user, closes_sessions=False, principal=self._principal(user), address=address
+        )
         CLIServiceProcessor(CLIServiceHandler(self.core, context)).process(iprot, oprot)
 
     # -- life cycle -------------------------------------------------------------

@@ -170,8 +170,11 @@ class ConnectionContext:
         *,
         closes_sessions: bool = True,
         principal: Principal | None = None,
+        address: str | None = None,
     ) -> None:
         self.user = user
+        #: The client's address (the audit log).
+        self.address = address
         # Who the gateway's authentication proved (None: authentication is off).
         self.principal = principal
         self.closes_sessions = closes_sessions
@@ -243,6 +246,7 @@ class CLIServiceHandler:
                 config=config,
                 user=user,
                 principal=principal,
+                client_address=self.connection.address,
             )
             handle = self.service.open_session(environment)
             try:

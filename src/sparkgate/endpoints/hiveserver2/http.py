@@ -37,8 +37,8 @@ __all__ = ["HttpServer"]
 
 log = logging.getLogger(__name__)
 
-#: Runs one Thrift call: (input protocol, output protocol, user) -> None.
-CallRunner = Callable[[Any, Any, "str | None"], None]
+#: Runs one Thrift call: (input protocol, output protocol, user, client address) -> None.
+CallRunner = Callable[[Any, Any, "str | None", str], None]
 
 
 def _basic_credentials(header: str | None) -> tuple[str, str] | None:
@@ -149,8 +149,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         credentials = _basic_credentials(self.headers.get("Authorization"))
         user = credentials[0] if credentials else None
+        address = str(self.client_address[0])
         if owner.check_password is not None and (
-            credentials is None or not owner.check_password(*credentials)
+            credentials is None or not owner.check_password(*credentials, address)
         ):
             who = f" for user '{credentials[0]}'" if credentials else ""
             self._plain(
@@ -169,7 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
         oprot = TBinaryProtocol(otrans)
         try:
             with owner.slots:  # the worker slot: held while the call runs, not while idle
-                owner.run_call(iprot, oprot, user or None)
+                owner.run_call(iprot, oprot, user or None, address)
         except (TTransport.TTransportException, TProtocolException) as exc:
             # A body that is not one Thrift call: the client's doing, no traceback.
             peer = self.client_address
@@ -196,7 +197,7 @@ class HttpServer:
         path: str,
         *,
         run_call: CallRunner,
-        check_password: Callable[[str, str], bool] | None,
+        check_password: Callable[[str, str, str | None], bool] | None,
         max_connections: int,
         max_message_size: int,
         handshake_timeout: float = 20.0,

@@ -33,15 +33,17 @@ from thrift.transport import TSocket, TTransport
 from sparkgate.endpoints.hiveserver2.sasl import START, AuthenticationError, negotiate_plain
 from sparkgate.endpoints.tls import looks_like_tls
 
-__all__ = ["BinaryServer", "Session"]
+__all__ = ["BinaryServer", "PasswordCheck", "Session"]
 
 log = logging.getLogger(__name__)
 
 _UNFRAMED = 0x80
 _FRAMED = 0x00
 
-#: Serves one connection: (protocol, user) -> runs until the client leaves.
-Session = Callable[[Any, "str | None"], None]
+#: Serves one connection: (protocol, user, client address) -> runs until the client leaves.
+Session = Callable[[Any, "str | None", str], None]
+#: Checks a login: (user, password, client address) -> accepted.
+PasswordCheck = Callable[[str, str, "str | None"], bool]
 
 
 class _TlsConnection:
@@ -73,7 +75,7 @@ class BinaryServer:
         port: int,
         *,
         serve: Session,
-        check_password: Callable[[str, str], bool] | None,
+        check_password: PasswordCheck | None,
         allow_nosasl: bool,
         max_connections: int,
         max_message_size: int,
@@ -185,7 +187,7 @@ class BinaryServer:
             slot = True
             if self._stopping.is_set():
                 return
-            self._serve(protocol, user)
+            self._serve(protocol, user, str(peer[0]))
         except AuthenticationError as exc:
             log.info("HiveServer2 connection from %s refused: %s", peer, exc)
         except TProtocolException as exc:
@@ -229,8 +231,9 @@ class BinaryServer:
         sock.setHandle(conn)
         user: str | None = None
         if first == START:
-            check = self._check or (lambda _user, _password: True)
-            user = negotiate_plain(conn, check)
+            check = self._check or (lambda _user, _password, _address: True)
+            address = str(peer[0])
+            user = negotiate_plain(conn, lambda name, password: check(name, password, address))
             transport: Any = TTransport.TFramedTransport(sock, self._max_message)
         elif not self._allow_nosasl:
             log.info(

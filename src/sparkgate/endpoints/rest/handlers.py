@@ -104,6 +104,7 @@ async def open_session(call: Call) -> Response:
         config=call.body.string_map("properties"),
         user=call.principal.name if call.principal is not None else None,
         principal=call.principal,
+        client_address=call.request.client.host if call.request.client is not None else None,
     )
     handle = await call.run(lambda: call.service.open_session(environment))
     return json_response({"sessionHandle": str(handle)})

@@ -85,10 +85,13 @@ class Operation:
         interrupt: Callable[[Operation], None] = lambda _op: None,
         explain: Callable[[BaseException], BaseException] = lambda exc: exc,
         on_end: Callable[[Operation], None] | None = None,
+        on_close: Callable[[Operation, OperationStatus], None] | None = None,
     ) -> None:
         self.handle = OperationHandle.create()
         # Told once, when the operation first reaches an end state (metrics).
         self._on_end = on_end
+        # Told once, when it is closed, with the status it had (the audit log).
+        self._on_close = on_close
         # What a failure means (a broken connection to a dead engine: the engine's death).
         self._explain = explain
         self.type = operation_type
@@ -96,6 +99,9 @@ class Operation:
         self.timeout = timeout if timeout and timeout > 0 else None
         self.created = time.time()
         self.started: float | None = None
+        self.ended: float | None = None
+        #: Rows handed to the client by fetches (a page fetched again counts again).
+        self.rows_fetched = 0
         self._executor = executor
         self._buffer_rows = buffer_rows
         self._buffer_bytes = buffer_bytes
@@ -153,6 +159,8 @@ class Operation:
             self._status = target
             self._cond.notify_all()
         log.debug("Operation %s: %s -> %s", self.handle, source.value, target.value)
+        if target.is_terminal and not source.is_terminal:
+            self.ended = time.time()
         if self._on_end is not None and target.is_terminal and not source.is_terminal:
             try:
                 self._on_end(self)
@@ -254,7 +262,15 @@ class Operation:
             if self._status is _S.CLOSED:
                 return
             active = self._status in _ACTIVE or self._producing
+            status = self._status
         self._transition(_S.CLOSED)
+        if self._on_close is not None:
+            try:
+                self._on_close(self, status)
+            except Exception:  # the audit log must never fail a close
+                log.warning(
+                    "Recording the close of operation %s failed", self.handle, exc_info=True
+                )
         if active:
             log.info("Operation %s closed while running; its Spark work is cancelled", self.handle)
             self._stop_work()
@@ -353,10 +369,12 @@ class Operation:
             if self._fetcher is None:
                 return ResultSet(ResultType.NOT_READY, next_token=0, schema=ResultSchema(()))
         try:
-            return self._fetcher.fetch(token, max_rows, max(deadline - time.monotonic(), 0.0))
+            page = self._fetcher.fetch(token, max_rows, max(deadline - time.monotonic(), 0.0))
         except BaseException:
             self._check_fetchable()  # an error state explains the failure better
             raise
+        self.rows_fetched += page.num_rows
+        return page
 
     def fetch_orientation(
         self, orientation: FetchOrientation, max_rows: int, wait: float = 0.0
@@ -367,7 +385,9 @@ class Operation:
             self._check_fetchable()
             if self._fetcher is None:
                 return ResultSet(ResultType.NOT_READY, next_token=0, schema=ResultSchema(()))
-        return self._fetcher.fetch_orientation(orientation, max_rows, wait)
+        page = self._fetcher.fetch_orientation(orientation, max_rows, wait)
+        self.rows_fetched += page.num_rows
+        return page
 
     # -- log -----------------------------------------------------------------
     def append_log(self, line: str) -> None:

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +101,8 @@ class Session:
         self.host_statements = frozenset(host_statements)
         #: Where its SQL may name files (confinement); None: anywhere.
         self.path_roots = path_roots
+        #: Told when it closes, after its operations (the audit log).
+        self.on_closed: Callable[[Session], None] | None = None
         #: The FAIR scheduler pool made for this session (pools.py): an authenticated
         #: user's sessions share one, so that users, not sessions, share the cores.
         principal = environment.principal
@@ -340,6 +342,8 @@ class Session:
     def close(self) -> None:
         try:
             self.operations.close_all()
+            if self.on_closed is not None:
+                self.on_closed(self)
             self.resources.remove()
             if not self.shared_pool:  # a user's pool stays for their next session
                 remove_pool(self.spark.sparkContext, self.own_pool)
