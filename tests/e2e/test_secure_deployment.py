@@ -395,3 +395,28 @@ def test_dbt_spark_over_tls_with_ldap(
         str(secure_gateway.certificates.ca),
     )
     assert check["row"] == [secure_gateway.user, "2"]
+
+
+def test_the_audit_log_names_who_did_what_from_where(secure_gateway: SecureGateway) -> None:
+    """After the clients above (or on its own): the REST and HiveServer2 logins and
+    statements are in the audit log with the LDAP user and the client's address,
+    and no password is."""
+    _curl(
+        secure_gateway,
+        "-u",
+        f"{secure_gateway.user}:not-the-password",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        "{}",
+        f"{secure_gateway.url}/v1/sessions",
+    )
+    audit = secure_gateway.data_dir / "log" / "audit.log"
+    text = audit.read_text(encoding="utf-8")
+    assert secure_gateway.password not in text and "not-the-password" not in text
+    records = [json.loads(line) for line in text.splitlines()]
+    refused = [r for r in records if r["event"] == "login-refused"]
+    assert any(r["user"] == secure_gateway.user and r["address"] == "127.0.0.1" for r in refused)
+    opened = [r for r in records if r["event"] == "session-opened"]
+    assert opened and all(r["address"] == "127.0.0.1" for r in opened)
+    assert {r["user"] for r in opened} == {secure_gateway.user}
