@@ -196,3 +196,19 @@ def test_a_session_may_not_set_the_gateways_spark_settings(
         assert service.get_session_config(other)["spark.sql.shuffle.partitions"] == "3"
     finally:
         service.close_session(other)
+
+
+def test_a_user_holds_at_most_max_sessions(spark: Any) -> None:
+    service = make_service(spark, **{"sql-gateway.user.max-sessions": "2"})
+    try:
+        first, second = (service.open_session(as_user("ann")) for _ in range(2))
+        with pytest.raises(SessionLimitError, match=r"user 'ann'.*sql-gateway\.user\.max-sessions"):
+            service.open_session(as_user("ann"))
+        bob = service.open_session(as_user("bob"))  # another user is not held back
+        anonymous = [service.open_session(SessionEnvironment(user="ann")) for _ in range(3)]
+        service.close_session(first)
+        third = service.open_session(as_user("ann"))  # a closed session frees its place
+        for handle in (second, third, bob, *anonymous):
+            service.close_session(handle)
+    finally:
+        service.stop()

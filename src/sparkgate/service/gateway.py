@@ -179,6 +179,7 @@ class SparkGatewayService:
             max_sessions=config.get(options.SESSION_MAX_NUM),
             idle_timeout=config.get(options.SESSION_IDLE_TIMEOUT).total_seconds(),
             check_interval=config.get(options.SESSION_CHECK_INTERVAL).total_seconds(),
+            max_per_user=config.get(options.USER_MAX_SESSIONS),
         )
         self._user_statements = UserStatements(config.get(options.USER_MAX_RUNNING))
         self.audit = (

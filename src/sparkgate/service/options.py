@@ -224,6 +224,14 @@ USER_MAX_RUNNING = int_option(
     min_value=0,
 )
 
+USER_MAX_SESSIONS = int_option(
+    "sql-gateway.user.max-sessions",
+    100,
+    "Sessions one authenticated user may hold open at once; another is refused (REST 503) "
+    "naming this option until one closes or expires. 0: no limit.",
+    min_value=0,
+)
+
 STATEMENT_MAX_LENGTH = int_option(
     "sql-gateway.statement.max-length",
     2 * 1024 * 1024,
@@ -531,6 +539,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_POOL_MIN_SHARE,
     SESSION_MAX_RUNNING,
     USER_MAX_RUNNING,
+    USER_MAX_SESSIONS,
     DENIED_SPARK_SETTINGS,
     ENGINE_CHECK_INTERVAL,
     ENGINE_RESTART_ATTEMPTS,

@@ -31,9 +31,13 @@ class SessionManager:
         max_sessions: int,
         idle_timeout: float,
         check_interval: float,
+        max_per_user: int = 0,
     ) -> None:
         self._factory = factory
         self.max_sessions = max_sessions
+        #: Sessions one authenticated user may hold at once (0: no limit).
+        self.max_per_user = max_per_user
+        self._opening_users: dict[str, int] = {}
         self.idle_timeout = idle_timeout
         self.check_interval = check_interval
         self._sessions: dict[SessionHandle, Session] = {}
@@ -63,12 +67,25 @@ class SessionManager:
             self._close(session)
 
     def open(self, environment: SessionEnvironment) -> Session:
+        principal = environment.principal
+        user = principal.name if principal is not None and principal.authenticated else None
         with self._lock:
             if len(self._sessions) + self._opening >= self.max_sessions:
                 raise SessionLimitError(
                     f"Failed to create a session: the gateway already has the maximum of "
                     f"{self.max_sessions} sessions (sql-gateway.session.max-num)."
                 )
+            if user is not None and self.max_per_user:
+                held = self._opening_users.get(user, 0) + sum(
+                    1 for s in self._sessions.values() if _user_of(s) == user
+                )
+                if held >= self.max_per_user:
+                    raise SessionLimitError(
+                        f"Failed to create a session: user '{user}' already has the maximum "
+                        f"of {self.max_per_user} sessions (sql-gateway.user.max-sessions); "
+                        "close one first."
+                    )
+                self._opening_users[user] = self._opening_users.get(user, 0) + 1
             self._opening += 1
         try:
             handle = SessionHandle.create()
@@ -78,6 +95,12 @@ class SessionManager:
         finally:
             with self._lock:
                 self._opening -= 1
+                if user is not None and self.max_per_user:
+                    left = self._opening_users.get(user, 1) - 1
+                    if left > 0:
+                        self._opening_users[user] = left
+                    else:
+                        self._opening_users.pop(user, None)
         log.info("Session %s opened (%s)", handle, environment.session_name or "unnamed")
         return session
 
@@ -155,3 +178,8 @@ class SessionManager:
         except Exception:
             log.warning("Closing session %s failed", session.handle, exc_info=True)
         log.info("Session %s closed", session.handle)
+
+
+def _user_of(session: Session) -> str | None:
+    principal = session.environment.principal
+    return principal.name if principal is not None and principal.authenticated else None
