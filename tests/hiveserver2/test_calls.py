@@ -707,6 +707,47 @@ def test_oversized_frame_closes_the_connection(hs2_service: Any) -> None:
         assert closed_by_peer(sock)
 
 
+def _unframed_call_with_a_huge_string() -> bytes:
+    """An unframed (NOSASL) OpenSession whose first field claims a 2 GB string."""
+    name = b"OpenSession"
+    header = struct.pack(">I", 0x80010001) + struct.pack(">i", len(name)) + name
+    header += struct.pack(">i", 1)  # sequence id
+    return (
+        header
+        + struct.pack(">bh", TType.STRUCT, 1)
+        + struct.pack(">bh", TType.STRING, 1)
+        + (struct.pack(">i", 0x7FFFFFF0))
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload"),
+    [
+        ("framed, 2 GB length", struct.pack(">i", 0x7FFFFFFF) + b"\x80\x01"),
+        ("framed, negative length", struct.pack(">i", -1) + b"\x80\x01"),
+        ("SASL START, 4 GB length", struct.pack(">BI", 1, 0xFFFFFFFF) + b"PLAIN"),
+        ("unframed, 2 GB string", _unframed_call_with_a_huge_string()),
+    ],
+)
+def test_a_huge_length_prefix_allocates_nothing_and_harms_no_one(
+    hs2: Running, kind: str, payload: bytes
+) -> None:
+    import psutil
+
+    process = psutil.Process()
+    before = process.memory_info().rss
+    with socket.create_connection(("127.0.0.1", hs2.port)) as sock:
+        sock.sendall(payload)
+        assert closed_by_peer(sock), kind
+    # Far below what the prefix claims: nothing of that size was allocated.
+    assert process.memory_info().rss - before < 256 * 1024 * 1024, kind
+    raw = RawClient(hs2.port)  # the endpoint goes on serving
+    try:
+        assert open_session(raw).status.statusCode == ttypes.TStatusCode.SUCCESS_STATUS
+    finally:
+        raw.close()
+
+
 def test_disconnect_mid_fetch_closes_session_and_stops_work(hs2: Running) -> None:
     raw = RawClient(hs2.port)
     before = hs2.service.session_count
