@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 
-from .conftest import error_text, run
+from .conftest import error_text, run, unique_name
 
 
 def samples(service: SparkGatewayService) -> dict[str, float]:
@@ -50,3 +50,22 @@ def test_statements_rows_and_sessions_are_counted(service: SparkGatewayService) 
     assert value(during, opened) == value(after, opened) + 1
     assert r"sparkgate_engine_restarts_total{}" in after
     assert r"sparkgate_failed_logins_total{}" in after
+
+
+def test_materialized_table_refreshes_are_counted(service: SparkGatewayService) -> None:
+    manual = r'sparkgate_materialized_table_refreshes_total\{trigger="manual"\}'
+    before = value(samples(service), manual)
+    handle = service.open_session(SessionEnvironment())
+    mt = unique_name("metered_mt")
+    try:
+        run(service, handle, f"CREATE MATERIALIZED TABLE {mt} REFRESH_MODE = FULL AS SELECT 1 AS x")
+        run(
+            service,
+            handle,
+            f"ALTER MATERIALIZED TABLE {mt} REFRESH",
+            config={"table.dml-sync": "true"},
+        )
+        assert value(samples(service), manual) == before + 1
+    finally:
+        run(service, handle, f"DROP MATERIALIZED TABLE IF EXISTS {mt}")
+        service.close_session(handle)

@@ -239,6 +239,7 @@ class SparkGatewayService:
                 failed_logins=lambda: self.authentication.failures,
             )
         )
+        self._materialized.on_refresh = self.metrics.refreshed
         # A CTAS or INSERT OVERWRITE the gateway died under is undone at the next start.
         self._job_manager.register_durable_hook(
             TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)

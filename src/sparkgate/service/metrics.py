@@ -101,6 +101,13 @@ class GatewayMetrics:
             "Result bytes handed to clients (Arrow buffers, before the wire format).",
             registry=self.registry,
         )
+        self.refreshes = CounterMetric(
+            "sparkgate_materialized_table_refreshes",
+            "Refreshes of materialized tables submitted, by trigger: `scheduled` (the "
+            "workflow scheduler's periodic ones) or `manual` (ALTER ... REFRESH, the REST call).",
+            ["trigger"],
+            registry=self.registry,
+        )
         self.registry.register(_LiveCollector(state))
 
     def statement_ended(self, kind: str, outcome: str, seconds: float) -> None:
@@ -111,6 +118,9 @@ class GatewayMetrics:
             self.rows_fetched.inc(rows)
         if nbytes:
             self.bytes_fetched.inc(nbytes)
+
+    def refreshed(self, periodic: bool) -> None:
+        self.refreshes.labels(trigger="scheduled" if periodic else "manual").inc()
 
     def render(self) -> bytes:
         """The exposition text (Prometheus format 0.0.4)."""

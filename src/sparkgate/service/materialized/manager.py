@@ -139,6 +139,8 @@ class MaterializedTableManager:
         # Periodic refreshes submitted but waiting for the table: (table, partitions) -> job.
         self._waiting: dict[tuple[tuple[str, str, str], tuple[tuple[str, str], ...]], str] = {}
         self._locks_lock = threading.Lock()
+        #: Told of each refresh submitted, periodic or not (the gateway's metrics).
+        self.on_refresh: Callable[[bool], None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, spark: SparkSession) -> None:
@@ -720,6 +722,8 @@ class MaterializedTableManager:
                     lambda: self._seen_everywhere(table.identifier),
                 )
 
+        if self.on_refresh is not None:
+            self.on_refresh(request.periodic)
         sc = job_spark.sparkContext
         job_name = f"{'.'.join(table.identifier)} refresh"
         job_options = {TABLE_OPTION: table.name, RUNTIME_MODE.key: "batch"}
