@@ -197,4 +197,10 @@ def test_entry_point_registers_the_factory() -> None:
         "cors.allowed-origins",
         "header-timeout",
         "keep-alive-timeout",
+        "ssl.enabled",
+        "ssl.certificate",
+        "ssl.key",
+        "ssl.key-password",
+        "ssl.keystore",
+        "ssl.keystore-password",
     ]
