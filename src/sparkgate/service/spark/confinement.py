@@ -43,6 +43,8 @@ __all__ = [
     "analyzed_paths",
     "needs_analysis",
     "parsed_paths",
+    "plan_nodes",
+    "simple_name",
 ]
 
 #: The option naming the roots (options.ALLOWED_PATHS), named by every refusal.
@@ -83,11 +85,13 @@ _sources: dict[str, bool] = {}
 _sources_lock = threading.Lock()
 
 
-def _simple(class_name: Any) -> str:
+def simple_name(class_name: Any) -> str:
+    """``org.x.Project`` -> ``Project``: a plan node's class, as its simple name."""
     return str(class_name).rsplit(".", 1)[-1]
 
 
-def _nodes(value: Any) -> Iterable[Mapping[str, Any]]:
+def plan_nodes(value: Any) -> Iterable[Mapping[str, Any]]:
+    """Every node (a dict) of a plan rendered by ``toJSON``, nested ones too."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -150,8 +154,8 @@ def parsed_paths(
 ) -> list[PathUse]:
     """The paths of a parsed plan: ``plan`` over py4j, ``nodes`` its ``toJSON``."""
     uses: list[PathUse] = []
-    for node in _nodes(list(nodes)):
-        kind = _simple(node.get("class", ""))
+    for node in plan_nodes(list(nodes)):
+        kind = simple_name(node.get("class", ""))
         if kind == "UnresolvedRelation":
             head, sep, rest = str(node.get("multipartIdentifier", "")).strip("[]").partition(", ")
             if sep and rest and _is_source(spark, head):
@@ -178,7 +182,7 @@ def parsed_paths(
             for resource in node.get("resources") or []:
                 if isinstance(resource, Mapping) and resource.get("uri"):
                     uses.append(PathUse(str(resource["uri"]), "a function's resource"))
-    uses.extend(_root_command_paths(plan, _simple(nodes[0].get("class", "")) if nodes else ""))
+    uses.extend(_root_command_paths(plan, simple_name(nodes[0].get("class", "")) if nodes else ""))
     return uses
 
 
@@ -213,7 +217,9 @@ def _root_command_paths(plan: Any, kind: str) -> list[PathUse]:
 def needs_analysis(nodes: Sequence[Mapping[str, Any]]) -> bool:
     """Whether table names in the plan are expressions (``IDENTIFIER(...)``) that only
     the analyzer resolves, and with them any path they name."""
-    return any(_simple(n.get("class", "")) in _IDENTIFIER_NODES for n in _nodes(list(nodes)))
+    return any(
+        simple_name(n.get("class", "")) in _IDENTIFIER_NODES for n in plan_nodes(list(nodes))
+    )
 
 
 # -- the analyzed plan ---------------------------------------------------------------
@@ -226,10 +232,10 @@ def analyzed_paths(plan: Any) -> list[PathUse]:
     stack = [plan]
     while stack:
         node = stack.pop()
-        kind = _simple(node.getClass().getName())
+        kind = simple_name(node.getClass().getName())
         if kind == "LogicalRelation" and not node.catalogTable().isDefined():
             relation = node.relation()
-            if _simple(relation.getClass().getName()) == "HadoopFsRelation":
+            if simple_name(relation.getClass().getName()) == "HadoopFsRelation":
                 roots = relation.location().rootPaths()
                 uses.extend(PathUse(str(roots.apply(i)), "files") for i in range(roots.size()))
         elif kind == "InsertIntoHadoopFsRelationCommand" and not node.catalogTable().isDefined():
@@ -246,7 +252,7 @@ def analyzed_paths(plan: Any) -> list[PathUse]:
 def _file_table_roots(table: Any) -> list[str]:
     """A V2 file table's root paths (``FileTable.fileIndex``); none for other tables."""
     superclass = table.getClass().getSuperclass()
-    if superclass is None or _simple(superclass.getName()) != "FileTable":
+    if superclass is None or simple_name(superclass.getName()) != "FileTable":
         return []
     roots = table.fileIndex().rootPaths()
     return [str(roots.apply(i)) for i in range(roots.size())]

@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.service.spark.confinement import PathRoots, analyzed_paths
+from sparkgate.service.spark.confinement import PathRoots, analyzed_paths, plan_nodes, simple_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,32 +92,17 @@ HOST_STATEMENTS: Mapping[str, HostStatement] = {
 }
 
 
-def _simple(class_name: str) -> str:
-    return class_name.rsplit(".", 1)[-1]
-
-
 def _function_name(parts: Any) -> str:
     """``'[system, builtin, reflect]'`` (how a plan's JSON renders a name) -> ``reflect``."""
     text = str(parts).strip("[]")
     return text.rsplit(",", 1)[-1].strip().strip("`").lower()
 
 
-def _nodes(value: Any) -> Iterable[Mapping[str, Any]]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            yield item
-            stack.extend(v for v in item.values() if isinstance(v, list | dict))
-
-
 def found_in(plan_json: Any) -> tuple[str, ...]:
     """The kinds of host statement a plan (parsed or analyzed, as JSON) contains."""
     found: list[str] = []
-    for node in _nodes(plan_json):
-        simple = _simple(str(node.get("class", "")))
+    for node in plan_nodes(plan_json):
+        simple = simple_name(str(node.get("class", "")))
         for kind in HOST_STATEMENTS.values():
             if kind.name in found:
                 continue
@@ -162,7 +147,7 @@ def check_analyzed(
 
 
 def _reads_a_view(plan: Any) -> bool:
-    return any(_simple(str(node.get("class", ""))) == "View" for node in _nodes(plan))
+    return any(simple_name(str(node.get("class", ""))) == "View" for node in plan_nodes(plan))
 
 
 def remove_reflection(spark: SparkSession) -> None:
