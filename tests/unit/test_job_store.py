@@ -71,6 +71,22 @@ def test_a_job_unended_at_restart_is_listed_failed(tmp_path: Path, status: JobSt
     assert json.loads((tmp_path / "c.json").read_text())["status"] == "FAILED"
 
 
+def test_a_streaming_job_that_can_be_resumed_stays_running(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    resume = {"replan": {"texts": ["INSERT INTO t SELECT 1"]}, "session": {"handle": "h"}}
+    store.save(StoredJob(info("r", JobStatus.RUNNING, streaming=True), resume=resume))
+    store.save(StoredJob(info("s", JobStatus.CANCELLING, streaming=True), resume=resume))
+    store.save(StoredJob(info("b", JobStatus.RUNNING), resume=resume))  # batch: not resumed
+    loaded = {job.info.job_id: job for job in store.load()}
+    assert loaded["r"].info.status is JobStatus.RUNNING and loaded["r"].resumable
+    assert loaded["r"].resume == resume
+    # Stopped by a user when the process ended: the stop stands.
+    assert loaded["s"].info.status is JobStatus.CANCELED and not loaded["s"].resumable
+    assert loaded["b"].info.status is JobStatus.FAILED
+    assert loaded["b"].info.cause == RESTART_CAUSE
+    assert json.loads((tmp_path / "s.json").read_text())["status"] == "CANCELED"
+
+
 def test_unreadable_records_are_skipped(tmp_path: Path) -> None:
     store = JobStore(tmp_path)
     store.save(StoredJob(info("good", JobStatus.FINISHED, ended=time.time())))

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,7 @@ from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
 from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.session.image import SessionImage, SessionStore
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
 from sparkgate.service.session.session import Session, may_act_on
@@ -102,9 +104,11 @@ from sparkgate.service.statements.overwrite import HOOK_KIND as OVERWRITE_HOOK
 from sparkgate.service.statements.overwrite import OverwriteHook
 from sparkgate.service.statements.parse_limit import ParseLimit, ParseTimeoutError
 from sparkgate.service.statements.parser import parse_statement
+from sparkgate.service.statements.replan import Replan
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
+from sparkgate.service.streaming.strategy import restarter
 from sparkgate.sql.secrets import mask_secrets, masked_options, remember_secrets
 
 if TYPE_CHECKING:
@@ -121,6 +125,34 @@ _LOST_SESSIONS_KEPT = 10_000
 
 def _first_line(error: BaseException) -> str:
     return mask_secrets(str(error).strip().splitlines()[0]) if str(error).strip() else ""
+
+
+def _then(
+    first: Callable[[Operation], None] | None, then: Callable[[Operation], None]
+) -> Callable[[Operation], None]:
+    def both(operation: Operation) -> None:
+        if first is not None:
+            first(operation)
+        then(operation)
+
+    return both
+
+
+def _ended_by_restart(handle: OperationHandle, running: bool) -> Operation:
+    """An operation of a restored session, in ERROR: the process that held it is gone."""
+    cause = (
+        "The gateway restarted while this statement was running; run it again."
+        if running
+        else "The gateway restarted and did not keep this statement's result; run it again."
+    )
+
+    def gone(_operation: Operation) -> Execution:
+        raise ExecutionError(cause)
+
+    operation = Operation(gone)
+    operation.handle = handle
+    operation.run_inline()
+    return operation
 
 
 def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, str, str]:
@@ -182,6 +214,13 @@ class SparkGatewayService:
             max_per_user=config.get(options.USER_MAX_SESSIONS),
         )
         self._user_statements = UserStatements(config.get(options.USER_MAX_RUNNING))
+        # sql-gateway.session.persistent: open sessions kept across restarts.
+        self._persistent = config.get(options.SESSION_PERSISTENT)
+        self._session_store = SessionStore(
+            Path(config.get(options.DATA_DIR)).expanduser() / "state" / "sessions"
+        )
+        self._store_lock = threading.Lock()
+        self._stopping = False
         self.audit = (
             AuditLog(
                 Path(config.get(options.DATA_DIR)) / "log" / "audit.log",
@@ -258,7 +297,8 @@ class SparkGatewayService:
             ),
             backoff_s=config.get(options.ENGINE_RESTART_BACKOFF).total_seconds(),
         )
-        # Sessions that died with an engine, and why (bounded: the oldest first to go).
+        # Sessions that died with an engine or a restart, and what to tell their clients
+        # (bounded: the oldest first to go).
         self._lost: OrderedDict[SessionHandle, str] = OrderedDict()
         # Sessions and streaming jobs waiting for a new engine, to be moved onto it.
         self._orphans: dict[SessionHandle, Session] = {}
@@ -296,19 +336,30 @@ class SparkGatewayService:
         if not engine_only:
             self._job_manager.start()
         self._materialized.start(self.spark)
-        # Sessions do not outlive the gateway: nor do their resources. Result spools
-        # do not outlive their engine.
+        # Result spools do not outlive their engine.
         shutil.rmtree(self._spool_dir, ignore_errors=True)
         if not engine_only:
-            shutil.rmtree(self._job_manager.data_dir / "sessions", ignore_errors=True)
+            self._stopping = False
+            images = self._session_store.load() if self._persistent else []
+            if not self._persistent:
+                shutil.rmtree(self._session_store.directory, ignore_errors=True)
+            # Sessions that do not outlive the gateway take their resources with them.
+            self._drop_resources(
+                keep={SessionHandle.parse(i.handle).identifier.hex for i in images}
+            )
             self._sessions.start()
+            for image in images:
+                self._restore(image)
+            for job in self._job_manager.take_resumable():
+                self._resume_after_restart(job)
 
     def _tear_down(self, *, engine_only: bool = False) -> None:
         if not engine_only:
+            self._stopping = True  # persistent sessions stay in their store
             self._sessions.stop()
         self._materialized.stop()
         if not engine_only:
-            self._job_manager.stop()
+            self._job_manager.stop(None if self._spark is None else self._spark.sparkContext)
         if self._owns_spark:
             from sparkgate.service.spark.engine import stop_spark
 
@@ -385,6 +436,74 @@ class SparkGatewayService:
             session.operations.close_all()
         return None
 
+    # -- across restarts ---------------------------------------------------------
+    def _drop_resources(self, keep: set[str]) -> None:
+        """Remove the session resources (put_session_resource) of sessions not in ``keep``."""
+        root = self._job_manager.data_dir / "sessions"
+        if not root.is_dir():
+            return
+        for entry in root.iterdir():
+            if entry.name not in keep:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def _session_from(self, image: SessionImage, handle: SessionHandle) -> Session:
+        """A session made again from ``image``: its properties, then its recipe run again."""
+        session = self._new_session(handle, replace(image.environment, config=image.properties))
+        try:
+            if image.recipe.unrebuildable is not None:
+                raise ExecutionError(image.recipe.unrebuildable)
+            self._replay(session, image.recipe)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                session.close()
+            raise
+        return session
+
+    def _restore(self, image: SessionImage) -> None:
+        """Open again a session a past process kept (sql-gateway.session.persistent);
+        its operations answer with an error saying what became of them."""
+        handle = SessionHandle.parse(image.handle)
+        try:
+            session = self._session_from(image, handle)
+        except Exception as exc:
+            self._session_store.delete(handle.identifier.hex)
+            why = f"the gateway restarted and its state could not be made again: {exc}"
+            log.warning("Session %s is not restored: %s", handle, why)
+            self._lost[handle] = f"Session '{handle}' was not restored ({why}); open a new session."
+            return
+        for text, running in image.operations.items():
+            session.operations.restore(_ended_by_restart(OperationHandle.parse(text), running))
+        session.on_closed = self._closed_session
+        self._sessions.adopt(session)
+        self._persist(session)
+        log.info("Session %s restored after the gateway's restart", handle)
+
+    def _persist(self, session: Session) -> None:
+        """Keep ``session``'s image in the session store (when sessions are persistent)."""
+        if not self._persistent:
+            return
+        with self._store_lock:
+            if self._sessions.holds(session):
+                image = session.image(session.operations.open_operations())
+                self._session_store.save(session.handle.identifier.hex, image)
+
+    def _resume_after_restart(self, job: Job) -> None:
+        """Start again a streaming job the last process ran, from its checkpoints, in a
+        session made again from the job's record."""
+        failure = None
+        try:
+            record = job.resume or {}
+            replan = Replan.from_json(record["replan"])
+            image = SessionImage.from_json(record["session"])
+            session = self._session_from(image, SessionHandle.create())
+            job.owner = session
+            job.restart = restarter(session, replan, replan.options.trigger_s)
+        except Exception as exc:
+            failure = f"its session could not be made again: {exc}"
+        self._job_manager.resume_stream(
+            self.spark.sparkContext, job, failure, where="after the gateway restarted"
+        )
+
     def _engine_alive(self) -> bool:
         return self._watch.health.state is EngineState.UP and self._engine_failure() is None
 
@@ -425,7 +544,10 @@ class SparkGatewayService:
 
     def _lose(self, session: Session, why: str) -> None:
         log.warning("Session %s is lost with the Spark engine: %s", session.handle, why)
-        self._lost[session.handle] = why
+        self._lost[session.handle] = (
+            f"Session '{session.handle}' was lost with the Spark engine ({why}); "
+            "open a new session."
+        )
         while len(self._lost) > _LOST_SESSIONS_KEPT:
             self._lost.popitem(last=False)
         with contextlib.suppress(Exception):
@@ -542,12 +664,10 @@ class SparkGatewayService:
         try:
             return self._sessions.get(handle)
         except SessionNotFoundError:
-            cause = self._lost.get(handle)
-            if cause is None:
+            message = self._lost.get(handle)
+            if message is None:
                 raise
-            raise SessionNotFoundError(
-                f"Session '{handle}' was lost with the Spark engine ({cause}); open a new session."
-            ) from None
+            raise SessionNotFoundError(message) from None
 
     def _operation(self, session: SessionHandle, operation: OperationHandle) -> Operation:
         return self._session(session).operations.get(operation)
@@ -568,6 +688,15 @@ class SparkGatewayService:
 
         def scope(op: Operation) -> AbstractContextManager[None]:
             return session.operation_scope(op, extra)
+
+        if self._persistent:  # the session's image follows its operations
+            on_end = _then(on_end, lambda _op: self._persist(session))
+            closed = on_close
+
+            def on_close(op: Operation, status: OperationStatus) -> None:
+                if closed is not None:
+                    closed(op, status)
+                self._persist(session)
 
         return Operation(
             executor,
@@ -601,7 +730,7 @@ class SparkGatewayService:
         self._require_engine()
         remember_secrets(environment.config)
         session = self._sessions.open(environment)
-        session.on_closed = self._audit_closed_session
+        session.on_closed = self._closed_session
         self.audit.record(
             "session-opened",
             session=str(session.handle),
@@ -609,9 +738,10 @@ class SparkGatewayService:
             address=environment.client_address,
             name=environment.session_name,
         )
+        self._persist(session)
         return session.handle
 
-    def _audit_closed_session(self, session: Session) -> None:
+    def _closed_session(self, session: Session) -> None:
         environment = session.environment
         self.audit.record(
             "session-closed",
@@ -619,6 +749,9 @@ class SparkGatewayService:
             user=environment.user,
             address=environment.client_address,
         )
+        if self._persistent and not self._stopping:
+            with self._store_lock:
+                self._session_store.delete(session.handle.identifier.hex)
 
     def close_session(self, session: SessionHandle) -> None:
         self._sessions.close(session)
@@ -728,7 +861,9 @@ class SparkGatewayService:
             on_close=self._audit_closed_operation(who),
         )
         self.audit.statement(statement, operation=str(operation.handle), kind=kind, **who)
-        return target.operations.submit(operation)
+        handle = target.operations.submit(operation)
+        self._persist(target)
+        return handle
 
     def _audit_closed_operation(
         self, who: Mapping[str, str | None]

@@ -61,6 +61,7 @@ __all__ = [
     "SESSION_IDLE_TIMEOUT",
     "SESSION_MAX_NUM",
     "SESSION_MAX_RUNNING",
+    "SESSION_PERSISTENT",
     "SESSION_POOL_MIN_SHARE",
     "SESSION_POOL_WEIGHT",
     "STATEMENT_MAX_LENGTH",
@@ -86,6 +87,15 @@ SESSION_IDLE_TIMEOUT = duration_option(
     timedelta(minutes=5),
     "A session is closed when it has not been accessed for this long. "
     "Zero or a negative value disables expiry.",
+)
+
+SESSION_PERSISTENT = bool_option(
+    "sql-gateway.session.persistent",
+    False,
+    "Keep every open session (its properties, current catalog and database, temporary "
+    "views and connector tables) under the data directory, so that a client holding a "
+    "session handle continues after the gateway restarts. Statements that were running "
+    "then end in an error saying so; results are not kept.",
 )
 
 SESSION_CHECK_INTERVAL = duration_option(
@@ -515,6 +525,7 @@ ADMINS = list_option(
 
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
+    SESSION_PERSISTENT,
     SESSION_CHECK_INTERVAL,
     SESSION_MAX_NUM,
     WORKER_THREADS_MAX,

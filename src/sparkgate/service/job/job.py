@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.jobs import JobInfo, JobStatus, JobStatusHook
@@ -78,6 +78,9 @@ class Job:
     # whose state that needs (made again first when it is no longer open).
     restart: Callable[[], Sequence[StreamStarter]] | None = None
     owner: object | None = None
+    # What a new gateway process needs to start it again (JSON: the INSERTs, their
+    # options and the image of the session they ran in); None: it ends with the process.
+    resume: dict[str, Any] | None = None
     # Its engine died; its queries wait for a new engine (the job stays RUNNING).
     suspended: bool = False
     # Who submitted it: the user of the session (None: nobody was named).

@@ -8,8 +8,11 @@ stores the job, runs the job status hooks (FLIP-218) and wakes waiters.
 
 Ended jobs stay listed for ``jobstore.expiration-time`` and at most
 ``jobstore.max-capacity`` of them (Flink's job store), in memory and in the
-store under ``<data-dir>/jobs/``; after a restart they are listed again, and
-jobs that were running when the process ended are listed FAILED.
+store under ``<data-dir>/jobs/``; after a restart they are listed again.
+Streaming jobs that keep what starting them again needs (their INSERTs and
+their session's image) are resumed from their checkpoints by the next
+process (:meth:`JobManager.take_resumable`); a shutdown stops them with a
+savepoint first. Other jobs running when the process ended are FAILED.
 """
 
 from __future__ import annotations
@@ -92,6 +95,8 @@ class JobManager:
         self._monitor: threading.Thread | None = None
         self._started = False
         self._durable_kinds: dict[str, DurableHookFactory] = {}
+        # Streaming jobs a past process ran, to be started again (take_resumable).
+        self._resumable: list[Job] = []
         #: Whether the engine lives (the gateway's engine watch answers).
         self.engine_alive: Callable[[], bool] = lambda: True
 
@@ -104,9 +109,12 @@ class JobManager:
         stored = self.store.load()
         with self._lock:
             for record in stored:
-                self._jobs.setdefault(
-                    record.info.job_id, Job.from_info(record.info, record.bounded_rows)
-                )
+                job = Job.from_info(record.info, record.bounded_rows)
+                job.resume = record.resume
+                if record.resumable and record.info.job_id not in self._jobs:
+                    job.suspended = True  # RUNNING, its queries wait for take_resumable
+                    self._resumable.append(job)
+                self._jobs.setdefault(record.info.job_id, job)
             evicted = self._evict()
         self._forget(evicted)
         if stored:
@@ -140,18 +148,52 @@ class JobManager:
         with self._store_lock:
             self.store.save(record)
 
-    def stop(self) -> None:
-        """Stop watching, cancel the running streaming jobs, drop the configured hooks."""
+    def take_resumable(self) -> list[Job]:
+        """The streaming jobs a past process ran, RUNNING and suspended: the caller
+        starts each again (:meth:`resume_stream`) in a session made from its record."""
+        with self._lock:
+            jobs, self._resumable = self._resumable, []
+        return jobs
+
+    def stop(self, sc: SparkContext | None = None) -> None:
+        """Stop watching and the running streaming jobs; drop the configured hooks.
+
+        A job the next process can start again is stopped with a savepoint
+        (given ``sc``) and stays RUNNING in the store; the others are CANCELED.
+        """
         self._stop.set()
         monitor = self._monitor
         if monitor is not None and monitor is not threading.current_thread():
             monitor.join(_MONITOR_INTERVAL_S * 8)
         for job in self.jobs():
-            if job.streaming and job.status in _LIVE:
+            if not job.streaming or job.status not in _LIVE:
+                continue
+            if job.resume is not None and job.status is _S.RUNNING and not job.suspended:
+                self._pause(sc, job)
+            elif job.resume is None or job.status is not _S.RUNNING:
                 self._stop_queries(job)
                 self._transition(job, _S.CANCELED, expect=_LIVE, cause=SHUTDOWN_CAUSE)
         self._configured = []
         self._started = False
+
+    def _pause(self, sc: SparkContext | None, job: Job) -> None:
+        """Stop a job at a shutdown so that the next process resumes it: after the
+        micro-batch in flight, with a savepoint of where it stopped."""
+        self._quiesce(job, _GRACE_S)
+        self._stop_queries(job)
+        job.queries = []
+        job.suspended = True
+        if sc is not None and job.checkpoint is not None:
+            target = (
+                self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
+            )
+            try:
+                copy_dir(sc, job.checkpoint, str(target))
+                job.savepoint = str(target)
+            except Exception:
+                log.warning("Job %s: no savepoint at the shutdown", job.id, exc_info=True)
+        self._save(job)
+        log.info("Job %s stopped with the gateway; the next start resumes it", job.id)
 
     # -- hooks ---------------------------------------------------------------------
     def add_hook(self, hook: JobStatusHook) -> None:
@@ -214,7 +256,7 @@ class JobManager:
                 for hook in job.hooks
                 if isinstance(hook, DurableHook)
             ]
-            self.store.save(StoredJob(job.info(), job.bounded_rows, durable))
+            self.store.save(StoredJob(job.info(), job.bounded_rows, durable, job.resume))
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobInfo:
         """Wait until the job has ended (and its hooks ran), or ``timeout``."""
@@ -231,11 +273,13 @@ class JobManager:
         options: Mapping[str, str] | None,
         hooks: Sequence[JobStatusHook],
         user: str | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> Job:
         statement = masked_statement(statement)  # SHOW JOBS, the store, Spark's UI
         job = Job(uuid.uuid4().hex, name or default_name(statement), statement, streaming)
         job.options = dict(options or {})
         job.user = user
+        job.resume = resume
         job.hooks = tuple(hooks)
         with self._lock:
             evicted = self._evict()
@@ -387,6 +431,7 @@ class JobManager:
         restart: Callable[[], Sequence[StreamStarter]] | None = None,
         owner: object | None = None,
         user: str | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> Job:
         """Start one StreamingQuery per starter, as one job.
 
@@ -394,9 +439,10 @@ class JobManager:
         closing or cancelling the submitting operation or session leaves them
         running; they carry the job's tag instead. A job that cannot start
         fails (its hooks hear so) and is not listed. ``restart`` makes the
-        starters again on a new engine (see :meth:`suspend_streams`).
+        starters again on a new engine (see :meth:`suspend_streams`); ``resume``
+        (JSON) is what a new gateway process needs to do the same.
         """
-        job = self._new(name, statement, True, options, hooks, user)
+        job = self._new(name, statement, True, options, hooks, user, resume)
         job.bounded_rows = bounded_rows
         job.available_now = available_now
         job.restart, job.owner = restart, owner
@@ -451,9 +497,17 @@ class JobManager:
                 self._transition(job, _S.CANCELED, expect={_S.RUNNING}, cause=SHUTDOWN_CAUSE)
         return waiting
 
-    def resume_stream(self, sc: SparkContext, job: Job, failure: str | None = None) -> None:
-        """Start a suspended job's queries again on the new engine, from its checkpoints;
-        it fails instead when ``failure`` says why it cannot, or the start fails."""
+    def resume_stream(
+        self,
+        sc: SparkContext,
+        job: Job,
+        failure: str | None = None,
+        *,
+        where: str = "on a new engine",
+    ) -> None:
+        """Start a suspended job's queries again (``where``: on a new engine, after a
+        restart), from its checkpoints; it fails instead when ``failure`` says why it
+        cannot, or the start fails."""
         try:
             if failure is not None:
                 raise ExecutionError(failure)
@@ -461,14 +515,14 @@ class JobManager:
             self._start_queries(sc, job, job.restart())
         except BaseException as exc:
             self._stop_queries(job)
-            cause = f"could not resume on a new engine: {to_execution_error(exc).root_cause}"
+            cause = f"could not resume {where}: {to_execution_error(exc).root_cause}"
             job.suspended = False
             if self._transition(job, _S.FAILED, expect={_S.RUNNING}, cause=cause):
                 log.warning("Streaming job %s %s", job.id, cause)
             return
         job.suspended = False
         self._ensure_monitor()
-        log.warning("Streaming job %s resumed from its checkpoints on a new engine", job.id)
+        log.info("Streaming job %s resumed from its checkpoints %s", job.id, where)
 
     # -- looking up ------------------------------------------------------------------
     def get(self, job_id: str) -> Job:

@@ -3,8 +3,10 @@
 Each record is a job's definition (statement, name, options, checkpoint,
 savepoint) and its last status, rewritten atomically (a temporary file
 renamed over the old one) on every change, so SHOW JOBS history survives a
-gateway restart. Jobs that were not ended when the process died are given
-back as FAILED: the process that ran them is gone.
+gateway restart. Streaming jobs that can be started again (their record
+keeps what that needs: ``resume``) come back RUNNING, to be resumed from
+their checkpoints; other jobs that were not ended when the process died are
+given back as FAILED: the process that ran them is gone.
 """
 
 from __future__ import annotations
@@ -35,21 +37,33 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 class StoredJob:
     """A job record: its info plus what resuming it would need."""
 
-    __slots__ = ("bounded_rows", "hooks", "info", "interrupted")
+    __slots__ = ("bounded_rows", "hooks", "info", "interrupted", "resume")
 
     def __init__(
         self,
         info: JobInfo,
         bounded_rows: int | None = None,
         hooks: list[dict[str, Any]] | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         self.info = info
         self.bounded_rows = bounded_rows
+        # A streaming job's INSERTs and session, to start it again (service.job.job.Job).
+        self.resume = resume
         # The job's durable hooks: {"kind": ..., "record": {...}} each.
         self.hooks = list(hooks or [])
         # Ended by a restart, its durable hooks not yet told: the process that ran
         # it is gone. Stored, so a crash during the clean-up repeats it.
         self.interrupted = False
+
+    @property
+    def resumable(self) -> bool:
+        """A RUNNING streaming job that keeps what starting it again needs."""
+        return (
+            self.info.streaming
+            and self.resume is not None
+            and self.info.status is JobStatus.RUNNING
+        )
 
     def to_json(self) -> dict[str, Any]:
         record = asdict(self.info)
@@ -58,6 +72,7 @@ class StoredJob:
         record["bounded_rows"] = self.bounded_rows
         record["hooks"] = self.hooks
         record["interrupted"] = self.interrupted
+        record["resume"] = self.resume
         record["version"] = _VERSION
         return record
 
@@ -80,7 +95,13 @@ class StoredJob:
         )
         rows = record.get("bounded_rows")
         hooks = [dict(h) for h in record.get("hooks") or () if isinstance(h, dict)]
-        job = cls(info, None if rows is None else int(rows), hooks)
+        resume = record.get("resume")
+        job = cls(
+            info,
+            None if rows is None else int(rows),
+            hooks,
+            dict(resume) if isinstance(resume, dict) else None,
+        )
         job.interrupted = bool(record.get("interrupted"))
         return job
 
@@ -117,7 +138,8 @@ class JobStore:
             self._path(job_id).unlink()
 
     def load(self) -> list[StoredJob]:
-        """Every readable record; jobs found unended come back FAILED (and are saved so)."""
+        """Every readable record; jobs found unended come back FAILED (and are saved
+        so), but for streaming jobs that can be resumed: those stay RUNNING."""
         if not self.directory.is_dir():
             return []
         found = []
@@ -128,7 +150,11 @@ class JobStore:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("Skipping unreadable job record %s: %s", path, exc)
                 continue
-            if not job.info.status.is_terminal:
+            if job.resume is not None and job.info.status is JobStatus.CANCELLING:
+                # A stop the process died in: it ends as a stop without a savepoint.
+                job.info = replace(job.info, status=JobStatus.CANCELED, end_time=now)
+                self.save(job)
+            elif not job.info.status.is_terminal and not job.resumable:
                 job.info = replace(
                     job.info, status=JobStatus.FAILED, end_time=now, cause=RESTART_CAUSE
                 )

@@ -63,6 +63,15 @@ class OperationManager:
         with self._lock:
             return [op.status.value for op in self._operations.values()]
 
+    def open_operations(self) -> dict[str, bool]:
+        """Each open operation's handle, and whether it is still working."""
+        with self._lock:
+            return {str(h): not op.status.is_terminal for h, op in self._operations.items()}
+
+    def restore(self, operation: Operation) -> None:
+        """Hold an operation made again under its old handle (after a restart)."""
+        self._register(operation)
+
     def running(self) -> int:
         """Statements of this session still working."""
         with self._lock:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["MAX_STEPS", "RecipeStep", "SessionRecipe"]
 
@@ -82,3 +83,28 @@ class SessionRecipe:
 
     def __len__(self) -> int:
         return len(self._steps) + len(self.namespace)
+
+    def to_json(self) -> dict[str, Any]:
+        """The recipe as JSON data (a session or a job kept across a restart)."""
+        return {
+            "catalog": self._catalog,
+            "database": self._database,
+            "steps": [
+                {"key": s.key, "text": s.text, "namespace": list(s.namespace)}
+                for s in self._steps.values()
+            ],
+            "overflowed": self._overflowed,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionRecipe:
+        recipe = cls()
+        recipe._catalog = data.get("catalog")
+        recipe._database = data.get("database")
+        for step in data.get("steps") or ():
+            key = str(step["key"])
+            recipe._steps[key] = RecipeStep(
+                key, str(step["text"]), tuple(str(t) for t in step.get("namespace") or ())
+            )
+        recipe._overflowed = bool(data.get("overflowed"))
+        return recipe

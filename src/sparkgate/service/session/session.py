@@ -29,6 +29,7 @@ from sparkgate.service.operation.operation import Operation
 from sparkgate.service.operation.oplog import operation_context
 from sparkgate.service.options import DENIED_SPARK_SETTINGS, SERVICE_OPTIONS
 from sparkgate.service.session.context import SessionContext
+from sparkgate.service.session.image import SessionImage
 from sparkgate.service.session.recipe import SessionRecipe
 from sparkgate.service.session.resources import SessionResources
 from sparkgate.service.spark.confinement import PathRoots
@@ -313,6 +314,19 @@ class Session:
             if chosen:
                 return chosen
         return self.own_pool
+
+    def image(self, operations: Mapping[str, bool] | None = None) -> SessionImage:
+        """This session as data (session/image.py), with ``operations`` as its open ones."""
+        with self._lock:
+            recipe = SessionRecipe.from_json(self.context.recipe.to_json())
+            return SessionImage(
+                str(self.handle),
+                self.environment,
+                dict(self._properties),
+                recipe,
+                self.created,
+                dict(operations or {}),
+            )
 
     def rebind(self, spark: SparkSession) -> SessionRecipe:
         """Move this session onto a new engine's ``spark``.

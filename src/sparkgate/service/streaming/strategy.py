@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InsertPlan",
+    "Replanner",
     "RuntimeOptions",
     "StagedFiles",
     "check_option",
@@ -55,6 +56,7 @@ __all__ = [
     "plan_insert",
     "query_execution",
     "query_frame",
+    "restarter",
     "spark_statement",
     "streaming_execution",
     "submit",
@@ -147,6 +149,10 @@ class RuntimeOptions:
             return self
         snapshot = dict(self._effective())
         return RuntimeOptions(snapshot.get, lambda: snapshot)
+
+    def snapshot(self) -> dict[str, str]:
+        """All of them as they are now (empty when only single keys can be read)."""
+        return {} if self._effective is None else dict(self._effective())
 
     def job_options(self) -> dict[str, str]:
         """The options a job of this statement runs under, as its record keeps
@@ -409,11 +415,14 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     return InsertPlan(text, frame, insert.target, insert.overwrite, sink, resolution)
 
 
-def inserts_again(
-    session: Session, texts: Sequence[str], runtime: RuntimeOptions
-) -> Callable[[], list[InsertPlan]]:
-    """INSERTs prepared again in ``session`` (for a streaming job's restart)."""
-    return lambda: [plan_insert(session, text, runtime) for text in texts]
+class Replanner(Protocol):
+    """How a streaming job's INSERTs are prepared again, as data: after an engine
+    death in the same session, after a gateway restart in a session made again
+    from the job's record (``to_json`` is what that record keeps)."""
+
+    def plans(self, session: Session) -> list[InsertPlan]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 def _frame(session: Session, plan: InsertPlan) -> DataFrame:
@@ -475,13 +484,14 @@ def _starter(
     return start
 
 
-def _restarter(
-    session: Session, replan: Callable[[], list[InsertPlan]], trigger_s: float
+def restarter(
+    session: Session, replan: Replanner, trigger_s: float
 ) -> Callable[[], list[StreamStarter]]:
-    """The starters of a streaming job's INSERTs, planned again (on a new engine)."""
+    """The starters of a streaming job's INSERTs, planned again in ``session``
+    (on a new engine, or in a new gateway process)."""
 
     def restart() -> list[StreamStarter]:
-        return [_starter(session, plan, trigger_s) for plan in replan() if plan.streaming]
+        return [_starter(session, p, trigger_s) for p in replan.plans(session) if p.streaming]
 
     return restart
 
@@ -495,7 +505,7 @@ def submit(
     *,
     hooks: Sequence[JobStatusHook] = (),
     last_step: Callable[[], None] | None = None,
-    replan: Callable[[], list[InsertPlan]] | None = None,
+    replan: Replanner | None = None,
 ) -> str:
     """Run prepared DML as one job of the job manager; its job id.
 
@@ -503,8 +513,9 @@ def submit(
     before the answer when ``table.dml-sync`` is on (and not streaming mode).
     ``hooks`` are the job's own; ``last_step`` runs after a batch job's
     writes, as part of the job (a CTAS publishing its table). ``replan``
-    prepares the same INSERTs again in ``session``: a streaming job with it
-    resumes from its checkpoints on a new engine after an engine death.
+    prepares the same INSERTs again: a streaming job with it resumes from its
+    checkpoints on a new engine after an engine death, and (its record keeps
+    ``replan`` and the image of ``session``) after a restart of the gateway.
     """
     registry = session.context.jobs
     sc = session.spark.sparkContext
@@ -522,7 +533,12 @@ def submit(
             max(c for c in counts if c is not None) if all(c is not None for c in counts) else None
         )
         savepoint = runtime.savepoint_path
-        restart = None if replan is None else _restarter(session, replan, trigger_s)
+        restart = None if replan is None else restarter(session, replan, trigger_s)
+        resume = (
+            None
+            if replan is None
+            else {"replan": replan.to_json(), "session": session.image().to_json()}
+        )
         job = registry.submit_stream(
             sc,
             statement,
@@ -538,6 +554,7 @@ def submit(
             restart=restart,
             owner=session,
             user=session.environment.user,
+            resume=resume,
         )
         return job.id
 

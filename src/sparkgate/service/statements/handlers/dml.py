@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from sparkgate.api.errors import UnsupportedStatementError
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.plan import planner
-from sparkgate.service.session.session import Session
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
 from sparkgate.service.statements.overwrite import OverwriteHook, file_table
+from sparkgate.service.statements.replan import Replan
 from sparkgate.service.statements.results import job_result
 from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.strategy import (
     InsertPlan,
     RuntimeOptions,
     StagedFiles,
-    inserts_again,
     plan_insert,
     query_frame,
     submit,
@@ -43,7 +40,7 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
                 plans,
                 statement.text,
                 runtime,
-                replan=_compiled_again(context.session, statement.text, runtime.frozen()),
+                replan=Replan.of([statement.text], runtime, compiled=True),
             )
             return job_result(job_id)
     if statement.insert and not runtime.streaming:
@@ -62,21 +59,9 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
         [plan],
         statement.text,
         runtime,
-        replan=inserts_again(context.session, [statement.text], runtime.frozen()),
+        replan=Replan.of([statement.text], runtime),
     )
     return job_result(job_id)
-
-
-def _compiled_again(
-    session: Session, text: str, runtime: RuntimeOptions
-) -> Callable[[], list[InsertPlan]]:
-    """The INSERT compiled again with its state TTL (for a streaming job's restart)."""
-
-    def replan() -> list[InsertPlan]:
-        compiled = planner.compile_inserts(session, [text], runtime, text)
-        return planner.insert_plans(session, compiled, runtime)
-
-    return replan
 
 
 def _atomic_overwrite(

@@ -19,8 +19,9 @@ from sparkgate.service.statements.kinds import (
     ExecuteStatementSet,
     Statement,
 )
+from sparkgate.service.statements.replan import Replan
 from sparkgate.service.statements.results import job_result, ok_result
-from sparkgate.service.streaming.strategy import inserts_again, plan_insert, submit
+from sparkgate.service.streaming.strategy import plan_insert, submit
 
 __all__ = ["add", "begin", "end", "execute"]
 
@@ -71,7 +72,7 @@ def _execute(context: StatementContext, statements: Sequence[Statement], text: s
             )
         plans.append(plan_insert(context.session, inner.text, runtime))
     log.info("Executing a statement set of %d INSERTs", len(plans))
-    replan = inserts_again(context.session, [inner.text for inner in statements], runtime.frozen())
+    replan = Replan.of([inner.text for inner in statements], runtime)
     return job_result(
         submit(context.session, context.operation, plans, text, runtime, replan=replan)
     )
