@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
 import httpx
+import psutil
 
-__all__ = ["foreground_gateway", "free_port", "read_until_running"]
+__all__ = [
+    "Rest",
+    "StatementFailed",
+    "foreground_gateway",
+    "free_port",
+    "gateway",
+    "kill_with_spark",
+    "log_tail",
+    "read_until_running",
+    "wait_for",
+]
+
+#: A user's environment, without a configuration directory of the machine's.
+ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
 
 
 def free_port() -> int:
@@ -81,3 +99,129 @@ def foreground_gateway(
                 process.wait(60)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+class StatementFailed(Exception):
+    """The gateway answered a statement's result with ``{"errors": [...]}``."""
+
+
+class Rest:
+    """One session on a gateway's REST endpoint (Flink's API, V4)."""
+
+    def __init__(self, url: str, session: str | None = None) -> None:
+        """A new session, or the existing ``session``."""
+        self.http = httpx.Client(base_url=url, timeout=60)
+        if session is None:
+            response = self.http.post("/v4/sessions", json={"sessionName": "e2e"})
+            assert response.status_code == 200, response.text
+            session = str(response.json()["sessionHandle"])
+        self.session = session
+
+    def __enter__(self) -> Rest:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            self.http.delete(f"/v4/sessions/{self.session}")
+        self.http.close()
+
+    def submit(self, statement: str, config: Mapping[str, str] | None = None) -> str:
+        """Submit ``statement``; its operation handle."""
+        body: dict[str, Any] = {"statement": statement}
+        if config:
+            body["executionConfig"] = dict(config)
+        response = self.http.post(f"/v4/sessions/{self.session}/statements", json=body)
+        assert response.status_code == 200, response.text
+        return str(response.json()["operationHandle"])
+
+    def run(
+        self, statement: str, config: Mapping[str, str] | None = None, timeout: float = 600
+    ) -> tuple[list[str], list[list[Any]]]:
+        """The column names and every row of ``statement``'s result (all pages)."""
+        operation = self.submit(statement, config)
+        uri: str | None = f"/v4/sessions/{self.session}/operations/{operation}/result/0"
+        uri = f"{uri}?rowFormat=JSON"
+        columns: list[str] = []
+        rows: list[list[Any]] = []
+        deadline = time.monotonic() + timeout
+        while uri:
+            assert time.monotonic() < deadline, f"no end of result in {timeout} s: {statement}"
+            page = self.http.get(uri)
+            payload = page.json()
+            if "errors" in payload:
+                raise StatementFailed("\n".join(str(e) for e in payload["errors"]))
+            assert page.status_code == 200, page.text
+            results = payload.get("results") or {}
+            columns = [c["name"] for c in results.get("columns", [])] or columns
+            rows += [row["fields"] for row in results.get("data", [])]
+            uri = payload.get("nextResultUri")
+        return columns, rows
+
+    def rows(self, statement: str, config: Mapping[str, str] | None = None) -> list[list[Any]]:
+        return self.run(statement, config)[1]
+
+    def record(self, statement: str) -> dict[str, Any]:
+        """A one-row result as column name -> value."""
+        columns, [row] = self.run(statement)
+        return dict(zip(columns, row, strict=True))
+
+    def tables(self) -> set[str]:
+        columns, rows = self.run("SHOW TABLES")
+        index = next(i for i, c in enumerate(columns) if c in ("table name", "tableName"))
+        return {str(row[index]) for row in rows}
+
+
+def log_tail(data_dir: Path, run_dir: Path) -> str:
+    """The end of the gateway's console and log, for failure messages."""
+    parts = []
+    for path in (run_dir / "console.log", data_dir / "log" / "sparkgate.log"):
+        if path.exists():
+            lines = path.read_text(errors="replace").splitlines()[-40:]
+            parts.append(f"--- {path}\n" + "\n".join(lines))
+    return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def gateway(
+    run_dir: Path, data_dir: Path, *extra: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A gateway process serving REST on ``data_dir``; its console log in ``run_dir``."""
+    run_dir.mkdir(parents=True)
+    port = free_port()
+    options = [
+        f"-Dsql-gateway.data-dir={data_dir}",
+        f"-Dsql-gateway.endpoint.rest.port={port}",
+        "-Dspark.master=local[2]",
+        "-Dspark.ui.enabled=false",
+        "-Dspark.sql.shuffle.partitions=4",
+        # ENDLESS sleeps in its tasks with reflect(), off by default.
+        "-Dsql-gateway.security.allowed-host-statements=reflection",
+        *extra,
+    ]
+    if not any(o.startswith("-Dsql-gateway.endpoint.type=") for o in extra):
+        options.append("-Dsql-gateway.endpoint.type=rest")
+    with foreground_gateway(options, port=port, cwd=run_dir, env=ENV, timeout=300) as running:
+        yield running
+
+
+def kill_with_spark(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the gateway and every process under it (Spark's JVM is in a session
+    of its own, so a process group would miss it), as a crash would end them."""
+    tree = [psutil.Process(process.pid)]
+    tree += tree[0].children(recursive=True)
+    assert any("java" in p.name() for p in tree[1:]), [p.cmdline() for p in tree]
+    for proc in tree:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.send_signal(signal.SIGKILL)
+    process.wait(60)
+    _, alive = psutil.wait_procs(tree[1:], timeout=60)
+    assert not alive, alive
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, explain: Callable[[], str]) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, explain()
+        time.sleep(1)

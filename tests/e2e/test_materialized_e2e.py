@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_table_as_select_e2e import Rest, gateway, kill_with_spark, log_tail, wait_for
+from tests.processes import Rest, gateway, kill_with_spark, log_tail, wait_for
 
 AGGREGATE = "SELECT k, count(*) AS n, sum(v) AS total FROM events GROUP BY k"
 

@@ -27,7 +27,9 @@ class GatewayHealth:
     cause: str | None = None
     #: Engines started after a death since the gateway started.
     restarts: int = 0
+    #: The gateway is shutting down: it finishes what runs and takes no new work.
+    draining: bool = False
 
     @property
     def ready(self) -> bool:
-        return self.state is EngineState.UP
+        return self.state is EngineState.UP and not self.draining

@@ -1,8 +1,11 @@
 """Building and running the gateway: the composition root (FLIP-91 gateway script).
 
 This is the one place that builds the concrete service on Spark and hands it
-to the endpoints. ``run_foreground`` serves until SIGINT or SIGTERM, then
-stops endpoints, cancels what runs and stops Spark, in that order.
+to the endpoints. ``run_foreground`` serves until SIGINT or SIGTERM; then the
+service takes no new work while running statements and result streams end
+(``sql-gateway.shutdown.timeout``, cut short by a second signal), and the
+endpoints, the service (streaming jobs stop with a savepoint) and Spark stop,
+in that order.
 Every running gateway has a pid file in its data directory
 (:mod:`sparkgate.server.pidfiles`). ``start_background`` runs the same in a
 detached child and returns once its pid file says it serves;
@@ -142,6 +145,7 @@ def _serve(
             ", ".join(addresses) or "none",
         )
         stop.wait()
+        service.drain(service.config.get(options.SHUTDOWN_TIMEOUT).total_seconds(), stop.forced)
     finally:
         for endpoint in reversed(started):  # stop accepting first
             try:
@@ -160,12 +164,22 @@ class _Stop:
         self._event = event
         self._received = received
         self._logged = False
+        self._logged_again = False
 
     def requested(self) -> bool:
         if self._received and not self._logged:
             self._logged = True
             log.info("Received %s, shutting down", signal.Signals(self._received[0]).name)
         return bool(self._received) or self._event.is_set()
+
+    def forced(self) -> bool:
+        """A second signal: stop now, without waiting for what runs."""
+        if len(self._received) > 1:
+            if self._logged_again is False:
+                self._logged_again = True
+                log.info("Received %s again", signal.Signals(self._received[-1]).name)
+            return True
+        return False
 
     def wait(self) -> None:
         # Polls instead of Event.wait: the handler must never take the event's lock.

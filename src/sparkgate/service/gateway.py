@@ -121,6 +121,7 @@ log = logging.getLogger(__name__)
 _LOG_SCHEMA = ResultSchema.of(("log", STRING))
 _ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 _LOST_SESSIONS_KEPT = 10_000
+_DRAIN_POLL_S = 0.1
 
 
 def _first_line(error: BaseException) -> str:
@@ -221,6 +222,7 @@ class SparkGatewayService:
         )
         self._store_lock = threading.Lock()
         self._stopping = False
+        self._draining = False
         self.audit = (
             AuditLog(
                 Path(config.get(options.DATA_DIR)) / "log" / "audit.log",
@@ -309,6 +311,7 @@ class SparkGatewayService:
     def start(self) -> None:
         if self._started:
             return
+        self._draining = False
         if self.config.get(options.OPERATION_LOG_ENABLED):
             self._log_handler = OperationLogHandler(level=logging.INFO)
             logging.getLogger("sparkgate").addHandler(self._log_handler)
@@ -382,8 +385,49 @@ class SparkGatewayService:
 
     # -- engine health -----------------------------------------------------------
     def health(self) -> GatewayHealth:
-        """Ready only while the engine is up (the readiness probe's answer)."""
-        return self._watch.health
+        """Ready only while the engine is up and the gateway not shutting down (the
+        readiness probe's answer)."""
+        health = self._watch.health
+        return replace(health, draining=True) if self._draining else health
+
+    # -- shutting down -------------------------------------------------------------
+    def drain(self, timeout_s: float, forced: Callable[[], bool] = lambda: False) -> bool:
+        """Take no new sessions or statements (503), then wait up to ``timeout_s`` for
+        running statements and result streams to end, or until ``forced()``.
+        Returns whether everything ended; :meth:`stop` follows either way."""
+        self._draining = True
+        deadline = time.monotonic() + timeout_s
+        busy = self._busy()
+        if busy:
+            log.info(
+                "Shutting down: waiting up to %.0f s for %d running statements", timeout_s, busy
+            )
+        while busy:
+            if forced():
+                log.info("Shutting down now: %d statements are cut off", busy)
+                return False
+            if time.monotonic() >= deadline:
+                log.warning(
+                    "Shutting down: %d statements still running after %.0f s are cut off",
+                    busy,
+                    timeout_s,
+                )
+                return False
+            time.sleep(_DRAIN_POLL_S)
+            busy = self._busy()
+        return True
+
+    def _busy(self) -> int:
+        return sum(session.operations.running() for session in self._sessions.sessions())
+
+    def _require_accepting(self) -> None:
+        """New work is refused while the gateway shuts down: the client retries elsewhere."""
+        self._require_engine()
+        if self._draining:
+            raise EngineUnavailableError(
+                "The gateway is shutting down and takes no new work; retry on another "
+                "gateway or once it has restarted."
+            )
 
     def _engine_failure(self) -> str | None:
         if not self._owns_spark:
@@ -727,7 +771,7 @@ class SparkGatewayService:
 
     # -- sessions --------------------------------------------------------------
     def open_session(self, environment: SessionEnvironment) -> SessionHandle:
-        self._require_engine()
+        self._require_accepting()
         remember_secrets(environment.config)
         session = self._sessions.open(environment)
         session.on_closed = self._closed_session
@@ -802,6 +846,7 @@ class SparkGatewayService:
         self, session: SessionHandle, statement: str, timeout: float | None = None
     ) -> None:
         target = self._session(session)
+        self._require_accepting()
         self._check_length(statement)
         parsed = self._parse_limit.parse(statement)
         if not parsed.allowed_in_configure_session:
@@ -839,6 +884,7 @@ class SparkGatewayService:
         config: Mapping[str, str] | None = None,
     ) -> OperationHandle:
         target = self._session(session)
+        self._require_accepting()
         environment = target.environment
         who = {
             "session": str(session),
@@ -916,6 +962,7 @@ class SparkGatewayService:
         operation_type: OperationType = OperationType.UNKNOWN,
     ) -> OperationHandle:
         target = self._session(session)
+        self._require_accepting()
 
         def run(_op: Operation) -> Execution:
             result = executor()

@@ -64,6 +64,7 @@ __all__ = [
     "SESSION_PERSISTENT",
     "SESSION_POOL_MIN_SHARE",
     "SESSION_POOL_WEIGHT",
+    "SHUTDOWN_TIMEOUT",
     "STATEMENT_MAX_LENGTH",
     "STATEMENT_PARSE_TIMEOUT",
     "STATE_TTL",
@@ -96,6 +97,15 @@ SESSION_PERSISTENT = bool_option(
     "views and connector tables) under the data directory, so that a client holding a "
     "session handle continues after the gateway restarts. Statements that were running "
     "then end in an error saying so; results are not kept.",
+)
+
+SHUTDOWN_TIMEOUT = duration_option(
+    "sql-gateway.shutdown.timeout",
+    timedelta(seconds=20),
+    "On SIGTERM the gateway takes no new sessions or statements (503, readiness "
+    "DOWN) and waits this long for running statements and result streams to end, "
+    "then stops streaming jobs with a savepoint and exits. A second SIGTERM or "
+    "Ctrl-C stops it at once.",
 )
 
 SESSION_CHECK_INTERVAL = duration_option(
@@ -526,6 +536,7 @@ ADMINS = list_option(
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_PERSISTENT,
+    SHUTDOWN_TIMEOUT,
     SESSION_CHECK_INTERVAL,
     SESSION_MAX_NUM,
     WORKER_THREADS_MAX,

@@ -183,6 +183,8 @@ def create_app(
         }
         if health.cause is not None:
             body["cause"] = health.cause
+        if health.draining:
+            body["draining"] = True
         if health.ready:
             return json_response(body)
         return json_response(body, 503, headers={"Retry-After": "5"})
