@@ -30,15 +30,18 @@ from tests.processes import Rest, gateway, kill_with_spark, log_tail, wait_for
 
 pytestmark = pytest.mark.timeout(900)
 
-ROWS = 300  # per streaming source: 10 s at 30 rows a second
+ROWS = 600  # per streaming source: 30 s at 20 rows a second
 OPTIONS = (
+    # Two task slots sleep (the batch job, the running statement): two more for the rest.
+    "-Dspark.master=local[4]",
     "-Dsql-gateway.session.persistent=true",
     "-Dsql-gateway.shutdown.timeout=3 s",
     "-Dexecution.checkpointing.interval=500 ms",
 )
-# A batch job that runs for minutes (reflect() sleeps 20 ms a row).
+# A batch job that runs for minutes on one core (one task; reflect() sleeps 20 ms a
+# row), leaving the other to the streaming jobs.
 ENDLESS = (
-    "INSERT INTO slow SELECT id FROM range(0, 20000, 1, 2000) "
+    "INSERT INTO slow SELECT id FROM range(0, 10000, 1, 1) "
     "WHERE reflect('java.lang.Thread', 'sleep', CAST(20 AS BIGINT)) IS NOT NULL"
 )
 
@@ -47,7 +50,7 @@ def sequence(name: str, start: int) -> str:
     return (
         f"CREATE TABLE {name} (id BIGINT) WITH ('connector' = 'datagen', "
         f"'fields.id.kind' = 'sequence', 'fields.id.start' = '{start}', "
-        f"'fields.id.end' = '{start + ROWS - 1}', 'rows-per-second' = '30')"
+        f"'fields.id.end' = '{start + ROWS - 1}', 'rows-per-second' = '20')"
     )
 
 

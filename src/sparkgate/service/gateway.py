@@ -359,6 +359,7 @@ class SparkGatewayService:
     def _tear_down(self, *, engine_only: bool = False) -> None:
         if not engine_only:
             self._stopping = True  # persistent sessions stay in their store
+            self._job_manager.begin_stop()  # statements' jobs cut off now fail as such
             self._sessions.stop()
         self._materialized.stop()
         if not engine_only:

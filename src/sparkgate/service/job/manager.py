@@ -39,7 +39,7 @@ from sparkgate.service.job.job import (
     query_caught_up,
     query_exhausted,
 )
-from sparkgate.service.job.store import SHUTDOWN_CAUSE, JobStore, StoredJob
+from sparkgate.service.job.store import RESTART_CAUSE, SHUTDOWN_CAUSE, JobStore, StoredJob
 from sparkgate.service.spark.jobs import tasks_ended, to_execution_error
 from sparkgate.sql.secrets import masked_statement
 
@@ -97,6 +97,8 @@ class JobManager:
         self._durable_kinds: dict[str, DurableHookFactory] = {}
         # Streaming jobs a past process ran, to be started again (take_resumable).
         self._resumable: list[Job] = []
+        # The gateway is stopping: what fails now was cut off by the stop.
+        self._closing = False
         #: Whether the engine lives (the gateway's engine watch answers).
         self.engine_alive: Callable[[], bool] = lambda: True
 
@@ -105,6 +107,7 @@ class JobManager:
         """Enable the configured hooks, then load the stored jobs."""
         if self._started:
             return
+        self._closing = False
         self._configured = list(self._hooks_configured)
         stored = self.store.load()
         with self._lock:
@@ -155,26 +158,46 @@ class JobManager:
             jobs, self._resumable = self._resumable, []
         return jobs
 
-    def stop(self, sc: SparkContext | None = None) -> None:
-        """Stop watching and the running streaming jobs; drop the configured hooks.
+    def begin_stop(self) -> None:
+        """The gateway is stopping: a job failing from now on was cut off by it."""
+        self._closing = True
 
-        A job the next process can start again is stopped with a savepoint
-        (given ``sc``) and stays RUNNING in the store; the others are CANCELED.
+    def stop(self, sc: SparkContext | None = None) -> None:
+        """Stop watching and the running jobs; drop the configured hooks.
+
+        A streaming job the next process can start again is stopped with a
+        savepoint (given ``sc``) and stays RUNNING in the store; the other
+        streaming jobs are CANCELED. Batch jobs are cut off: FAILED with the
+        cause ``RESTART_CAUSE``, their hooks undoing what they wrote.
         """
+        self._closing = True
         self._stop.set()
         monitor = self._monitor
         if monitor is not None and monitor is not threading.current_thread():
             monitor.join(_MONITOR_INTERVAL_S * 8)
         for job in self.jobs():
-            if not job.streaming or job.status not in _LIVE:
+            if job.status not in _LIVE:
                 continue
-            if job.resume is not None and job.status is _S.RUNNING and not job.suspended:
+            if not job.streaming:
+                self._cut_off(sc, job)
+            elif job.resume is not None and job.status is _S.RUNNING and not job.suspended:
                 self._pause(sc, job)
             elif job.resume is None or job.status is not _S.RUNNING:
                 self._stop_queries(job)
                 self._transition(job, _S.CANCELED, expect=_LIVE, cause=SHUTDOWN_CAUSE)
         self._configured = []
         self._started = False
+
+    def _cut_off(self, sc: SparkContext | None, job: Job) -> None:
+        """End a running batch job with the gateway: its Spark jobs cancelled, then
+        FAILED (its hooks undo its writes once its tasks have stopped)."""
+        if sc is not None:
+            with contextlib.suppress(Exception):
+                sc.cancelJobsWithTag(job.tag)
+                job.settled.wait(_GRACE_S)
+                tasks_ended(sc, job.tag, _GRACE_S)
+        if self._transition(job, _S.FAILED, expect=_LIVE, cause=RESTART_CAUSE):
+            log.info("Job %s was cut off by the gateway's stop", job.id)
 
     def _pause(self, sc: SparkContext | None, job: Job) -> None:
         """Stop a job at a shutdown so that the next process resumes it: after the
@@ -379,7 +402,7 @@ class JobManager:
             self._run_tagged(sc, job, action, last_step)
         except BaseException as exc:
             self._after_tasks(sc, job)
-            if cancelled():
+            if cancelled() and not self._closing:
                 self._transition(job, _S.CANCELED, expect=_LIVE)
             else:
                 self._fail(job, exc)
@@ -624,6 +647,11 @@ class JobManager:
     def _fail(self, job: Job, exc: BaseException) -> None:
         # A job failing as it is stopped (CANCELLING) ends as the stop says.
         if job.status not in _LIVE:
+            return
+        if self._closing:  # cut off by the gateway's stop, not a failure of its own
+            self._stop_queries(job)
+            if self._transition(job, _S.FAILED, expect=_LIVE, cause=RESTART_CAUSE):
+                log.info("Job %s was cut off by the gateway's stop", job.id)
             return
         cause = to_execution_error(exc).root_cause
         self._stop_queries(job)

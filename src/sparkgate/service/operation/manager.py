@@ -66,7 +66,7 @@ class OperationManager:
     def open_operations(self) -> dict[str, bool]:
         """Each open operation's handle, and whether it is still working."""
         with self._lock:
-            return {str(h): not op.status.is_terminal for h, op in self._operations.items()}
+            return {str(h): op.busy for h, op in self._operations.items()}
 
     def restore(self, operation: Operation) -> None:
         """Hold an operation made again under its old handle (after a restart)."""
