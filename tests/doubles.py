@@ -507,6 +507,8 @@ class FakeGatewayService:
         )
         op = self._operation(session, operation)
         self._check_fetchable(op)
+        if orientation is FetchOrientation.FIRST:  # as the service without result spooling
+            raise InvalidTokenError("The double keeps no result to read again.")
         if orientation is not FetchOrientation.FORWARD:
             raise IllegalStateError("The double fetches FORWARD only.")
         with self._lock:

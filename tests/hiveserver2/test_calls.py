@@ -792,3 +792,23 @@ def test_catalogs_made_with_create_catalog_are_browsable(client: RawClient, sess
         assert [(r[3], r[5]) for r in columns] == [("a", "INT"), ("b", "STRING")]
     finally:
         fetch_all(client, execute(client, session, f"DROP CATALOG {name}"))
+
+
+def test_fetch_first_after_fetch_next_reads_a_kept_result_again(spark: Any) -> None:
+    service = make_service(spark, **{"sql-gateway.result.spool": "true"})
+    try:
+        with running_endpoint(service, fetch_timeout=30.0) as running:
+            raw = RawClient(running.port)
+            try:
+                handle = open_session(raw).sessionHandle
+                op = execute(raw, handle, "SELECT id FROM range(30)")
+                head, _ = fetch(raw, op, 10)
+                again, resp = fetch(raw, op, 4, FIRST)
+                assert again == [(i,) for i in range(4)] and head == [(i,) for i in range(10)]
+                assert resp.results.startRowOffset == 0
+                # On from row 4: the rows read before, then the rest of the result.
+                assert fetch_all(raw, op, 7) == [(i,) for i in range(4, 30)]
+            finally:
+                raw.close()
+    finally:
+        service.stop()

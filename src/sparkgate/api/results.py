@@ -52,6 +52,8 @@ class RowKind(enum.Enum):
 class FetchOrientation(enum.Enum):
     FORWARD = "FORWARD"
     BACKWARD = "BACKWARD"
+    #: From the first row again: only for a result the gateway keeps (result spooling).
+    FIRST = "FIRST"
 
 
 @dataclass(frozen=True)

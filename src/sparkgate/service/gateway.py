@@ -83,7 +83,8 @@ from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
-from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.result.fetcher import ResultFetcher, ResultTraits
+from sparkgate.service.result.spool import ResultSpool, SpooledRows, SpoolStore
 from sparkgate.service.session.image import SessionImage, SessionStore
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
@@ -222,6 +223,16 @@ class SparkGatewayService:
         )
         self._store_lock = threading.Lock()
         self._stopping = False
+        # sql-gateway.result.spool: query results kept in files (None: off).
+        self._kept_results = (
+            SpoolStore(
+                Path(config.get(options.DATA_DIR)).expanduser() / "results",
+                config.get(options.RESULT_SPOOL_MAX_SIZE),
+                config.get(options.RESULT_SPOOL_RETENTION).total_seconds(),
+            )
+            if config.get(options.RESULT_SPOOL)
+            else None
+        )
         self._draining = False
         self.audit = (
             AuditLog(
@@ -350,6 +361,8 @@ class SparkGatewayService:
             self._drop_resources(
                 keep={SessionHandle.parse(i.handle).identifier.hex for i in images}
             )
+            if self._kept_results is not None:
+                self._kept_results.start()
             self._sessions.start()
             for image in images:
                 self._restore(image)
@@ -483,13 +496,15 @@ class SparkGatewayService:
 
     # -- across restarts ---------------------------------------------------------
     def _drop_resources(self, keep: set[str]) -> None:
-        """Remove the session resources (put_session_resource) of sessions not in ``keep``."""
-        root = self._job_manager.data_dir / "sessions"
-        if not root.is_dir():
-            return
-        for entry in root.iterdir():
-            if entry.name not in keep:
-                shutil.rmtree(entry, ignore_errors=True)
+        """Remove the session resources (put_session_resource) and kept results of
+        sessions not in ``keep``."""
+        data_dir = self._job_manager.data_dir
+        for root in (data_dir / "sessions", data_dir / "results"):
+            if not root.is_dir():
+                continue
+            for entry in root.iterdir():
+                if entry.name not in keep:
+                    shutil.rmtree(entry, ignore_errors=True)
 
     def _session_from(self, image: SessionImage, handle: SessionHandle) -> Session:
         """A session made again from ``image``: its properties, then its recipe run again."""
@@ -517,11 +532,38 @@ class SparkGatewayService:
             self._lost[handle] = f"Session '{handle}' was not restored ({why}); open a new session."
             return
         for text, running in image.operations.items():
-            session.operations.restore(_ended_by_restart(OperationHandle.parse(text), running))
+            handle_ = OperationHandle.parse(text)
+            kept = self._kept_result(handle, handle_)
+            session.operations.restore(kept or _ended_by_restart(handle_, running))
         session.on_closed = self._closed_session
         self._sessions.adopt(session)
         self._persist(session)
         log.info("Session %s restored after the gateway's restart", handle)
+
+    def _kept_result(self, session: SessionHandle, operation: OperationHandle) -> Operation | None:
+        """An operation serving the result an earlier process kept for it, if any."""
+        if self._kept_results is None:
+            return None
+        spool = self._kept_results.find(session.identifier.hex, operation.identifier.hex)
+        if spool is None:
+            return None
+        rows = SpooledRows(spool, spool.paged_rows)
+        traits = ResultTraits(is_query_result=True, result_kind=spool.result_kind)
+        fetcher = ResultFetcher(spool.schema, rows, traits, spool, next_token=len(spool.pages))
+        return Operation.of_kept_result(operation, fetcher)
+
+    def _spool_for(
+        self, session: Session
+    ) -> Callable[[Operation, ResultSchema, ResultTraits], ResultSpool | None] | None:
+        store = self._kept_results
+        if store is None:
+            return None
+
+        def spool(operation: Operation, schema: ResultSchema, traits: ResultTraits) -> ResultSpool:
+            name = operation.handle.identifier.hex
+            return store.create(session.handle.identifier.hex, name, schema, traits.result_kind)
+
+        return spool
 
     def _persist(self, session: Session) -> None:
         """Keep ``session``'s image in the session store (when sessions are persistent)."""
@@ -728,22 +770,25 @@ class SparkGatewayService:
         operation_type: OperationType = OperationType.EXECUTE_STATEMENT,
         on_end: Callable[[Operation], None] | None = None,
         on_close: Callable[[Operation, OperationStatus], None] | None = None,
+        spool: Callable[[Operation, ResultSchema, ResultTraits], ResultSpool | None] | None = None,
     ) -> Operation:
         extra = dict(config or {})
 
         def scope(op: Operation) -> AbstractContextManager[None]:
             return session.operation_scope(op, extra)
 
-        if self._persistent:  # the session's image follows its operations
-            on_end = _then(on_end, lambda _op: self._persist(session))
+        if self._persistent or spool is not None:
             closed = on_close
 
             def on_close(op: Operation, status: OperationStatus) -> None:
                 if closed is not None:
                     closed(op, status)
+                kept = op.result_spool
+                if kept is not None and not self._stopping:
+                    kept.discard()  # the client is done with it
                 self._persist(session)
 
-        return Operation(
+        operation = Operation(
             executor,
             operation_type=operation_type,
             statement=statement,
@@ -755,7 +800,11 @@ class SparkGatewayService:
             explain=self._explain_failure,
             on_end=on_end,
             on_close=on_close,
+            spool=spool,
         )
+        if self._persistent:
+            operation.on_idle = lambda _op: self._persist(session)
+        return operation
 
     def _explain_failure(self, exc: BaseException) -> BaseException:
         """A statement cut off by the engine's death fails with that cause, as a 503 to
@@ -794,7 +843,11 @@ class SparkGatewayService:
             user=environment.user,
             address=environment.client_address,
         )
-        if self._persistent and not self._stopping:
+        if self._stopping:
+            return  # what persists of it stays for the next start
+        if self._kept_results is not None:
+            self._kept_results.remove_session(session.handle.identifier.hex)
+        if self._persistent:
             with self._store_lock:
                 self._session_store.delete(session.handle.identifier.hex)
 
@@ -906,6 +959,7 @@ class SparkGatewayService:
             config=config,
             on_end=self._measured(kind),
             on_close=self._audit_closed_operation(who),
+            spool=self._spool_for(target),
         )
         self.audit.statement(statement, operation=str(operation.handle), kind=kind, **who)
         handle = target.operations.submit(operation)

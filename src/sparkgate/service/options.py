@@ -53,6 +53,9 @@ __all__ = [
     "RESULT_DIRECT_SIZE",
     "RESULT_MAX_BATCH_SIZE",
     "RESULT_PARTITION_WINDOW",
+    "RESULT_SPOOL",
+    "RESULT_SPOOL_MAX_SIZE",
+    "RESULT_SPOOL_RETENTION",
     "RESULT_SPOOL_SIZE",
     "RUNTIME_MODE",
     "SAVEPOINT_PATH",
@@ -324,6 +327,30 @@ RESULT_SPOOL_SIZE = memory_option(
     "are spooled; the files go when read, when the operation closes, and at start.",
 )
 
+RESULT_SPOOL = bool_option(
+    "sql-gateway.result.spool",
+    False,
+    "Keep each query's result in files under the data dir (`results/`) as it streams "
+    "from Spark, so that a client can fetch any page again by its token, read the "
+    "result again from its first row (HiveServer2 FETCH_FIRST) and, with "
+    "`sql-gateway.session.persistent`, fetch it after a restart of the gateway. A result "
+    "goes when its operation or session closes, or after `spool.retention`.",
+)
+
+RESULT_SPOOL_MAX_SIZE = memory_option(
+    "sql-gateway.result.spool.max-size",
+    4 << 30,
+    "The most bytes all kept results may take together; a result that would pass it "
+    "is kept up to there only (its later pages are not replayable).",
+)
+
+RESULT_SPOOL_RETENTION = duration_option(
+    "sql-gateway.result.spool.retention",
+    timedelta(hours=1),
+    "How long a kept result stays after it was made.",
+    min_value=timedelta(seconds=1),
+)
+
 RESULT_MAX_BATCH_SIZE = memory_option(
     "sql-gateway.result.max-batch-size",
     64 << 20,
@@ -549,6 +576,9 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     RESULT_DIRECT_SIZE,
     RESULT_MAX_BATCH_SIZE,
     RESULT_SPOOL_SIZE,
+    RESULT_SPOOL,
+    RESULT_SPOOL_MAX_SIZE,
+    RESULT_SPOOL_RETENTION,
     RESULT_BUFFER_SIZE,
     ALLOWED_HOST_STATEMENTS,
     ALLOWED_PATHS,

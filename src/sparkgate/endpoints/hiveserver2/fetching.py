@@ -4,8 +4,9 @@ HiveServer2 clients stop reading at the first empty page, so a FETCH_NEXT
 waits (up to ``fetch-timeout``) until the buffer has rows or the result
 ended, rather than answering an empty page while Spark is still busy.
 
-FETCH_FIRST restarts a result from its first row. The service keeps only one
-page for a replay, so the endpoint keeps what FETCH_FIRST needs, but only
+FETCH_FIRST restarts a result from its first row. Unless it keeps results
+(``sql-gateway.result.spool``, then it reads them again itself), the service
+keeps only one page for a replay, so the endpoint keeps what FETCH_FIRST needs, but only
 where a client can use it, and bounded: for metadata results (small, and
 what JDBC tools scroll), and for a statement whose client's *first* fetch
 was FETCH_FIRST (Hive JDBC does that after ``beforeFirst()``). Up to
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from sparkgate.api.errors import InvalidTokenError
 from sparkgate.api.handles import OperationHandle, SessionHandle
 from sparkgate.api.results import FetchOrientation, ResultType
 from sparkgate.api.service import GatewayService
@@ -120,6 +122,9 @@ class ResultPager:
                 if state.served == 0:
                     state.replay = state.replay or self.replay_max_rows > 0
                 elif not state.replay or state.overflowed:
+                    kept = self._first_again(session, operation, state, limit)
+                    if kept is not None:
+                        return kept
                     reason = (
                         f"more than fetch-first.max-rows ({self.replay_max_rows}) rows were read"
                         if state.overflowed
@@ -127,13 +132,32 @@ class ResultPager:
                     )
                     raise HiveServer2Error(
                         "FETCH_FIRST cannot restart this result: " + reason + ". Run the "
-                        "statement again to read it from the start.",
+                        "statement again to read it from the start (or keep results: "
+                        "sql-gateway.result.spool).",
                         "HY106",
                     )
                 state.cursor = 0
             if state.replay and state.cursor < state.cached_rows:
                 return self._from_cache(state, limit)
             return self._from_service(session, operation, state, limit)
+
+    def _first_again(
+        self, session: SessionHandle, operation: OperationHandle, state: _State, limit: int
+    ) -> Page | None:
+        """FETCH_FIRST from the result the service keeps (result spooling); None when
+        it keeps none. The service then goes on where the result had got to."""
+        try:
+            page = self.service.fetch_results_by_orientation(
+                session, operation, FetchOrientation.FIRST, limit
+            )
+        except InvalidTokenError:
+            return None
+        state.replay = False
+        state.end_of_stream = False
+        state.schema = page.schema
+        state.cursor = page.num_rows
+        batches = tuple(b for b in page.batches if b.num_rows)
+        return Page(page.schema, batches, 0, page.result_type is not ResultType.EOS)
 
     def _from_cache(self, state: _State, limit: int) -> Page:
         assert state.schema is not None

@@ -40,6 +40,8 @@ from sparkgate.sql.secrets import mask_secrets
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from sparkgate.service.result.spool import ResultSpool
+
 __all__ = ["Execution", "Executor", "Operation"]
 
 log = logging.getLogger(__name__)
@@ -86,8 +88,13 @@ class Operation:
         explain: Callable[[BaseException], BaseException] = lambda exc: exc,
         on_end: Callable[[Operation], None] | None = None,
         on_close: Callable[[Operation, OperationStatus], None] | None = None,
+        spool: Callable[[Operation, ResultSchema, ResultTraits], ResultSpool | None] | None = None,
     ) -> None:
         self.handle = OperationHandle.create()
+        # Makes the file a query result is kept in (result spooling), or None.
+        self._spool = spool
+        #: Told when its work is done: ended, and its result no longer streaming.
+        self.on_idle: Callable[[Operation], None] | None = None
         # Told once, when the operation first reaches an end state (metrics).
         self._on_end = on_end
         # Told once, when it is closed, with the status it had (the audit log).
@@ -117,6 +124,28 @@ class Operation:
         self._log: list[str] = []
         self._log_cursor = 0
         self._log_lock = threading.Lock()
+
+    @classmethod
+    def of_kept_result(
+        cls, handle: OperationHandle, fetcher: ResultFetcher, statement: str | None = None
+    ) -> Operation:
+        """A FINISHED operation serving a result kept by an earlier process (spooling)."""
+
+        def kept(_operation: Operation) -> Execution:
+            raise IllegalStateError("A kept result does not run again")
+
+        operation = cls(kept, statement=statement)
+        operation.handle = handle
+        operation._fetcher = fetcher
+        operation._status = _S.FINISHED
+        operation.started = operation.ended = time.time()
+        return operation
+
+    @property
+    def result_spool(self) -> ResultSpool | None:
+        """The file its result is kept in (result spooling), if any."""
+        fetcher = self._fetcher
+        return None if fetcher is None else fetcher.spool
 
     # -- state ---------------------------------------------------------------
     @property
@@ -196,14 +225,25 @@ class Operation:
             with self._scope(self):
                 execution = self._executor(self)
                 buffer = ResultBuffer(self._buffer_rows, self._buffer_bytes)
+                spool = None
+                if self._spool is not None and execution.traits.is_query_result:
+                    spool = self._spool(self, execution.schema, execution.traits)
                 with self._cond:
-                    self._fetcher = ResultFetcher(execution.schema, buffer, execution.traits)
+                    self._fetcher = ResultFetcher(execution.schema, buffer, execution.traits, spool)
                     self._producing = True
                 if not self._transition(_S.FINISHED, only_from=frozenset({_S.RUNNING})):
                     buffer.close()
                     return
                 for batch, kinds in execution.batches:
+                    if spool is not None:
+                        if kinds is None:
+                            spool.write(batch)  # before the client can have it
+                        else:  # a changelog is not kept
+                            spool.discard()
+                            self._fetcher.spool = spool = None
                     buffer.put(batch, kinds)
+            if spool is not None:
+                spool.finish()
             # End of stream only once the scope has closed (its log lines are in).
             buffer.finish()
         except BufferClosedError:
@@ -215,6 +255,11 @@ class Operation:
                 self._producing = False
                 self._running = False
                 self._cond.notify_all()
+            if self.on_idle is not None:
+                try:
+                    self.on_idle(self)
+                except Exception:  # a record of the session must never fail a statement
+                    log.debug("on_idle of operation %s failed", self.handle, exc_info=True)
             if execution is not None:
                 closer = getattr(execution.batches, "close", None)
                 if closer is not None:
