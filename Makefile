@@ -41,6 +41,7 @@ help:
 	@echo "make typecheck  mypy --strict on src/"
 	@echo "make bench      benchmark suite, about 15 min (ARGS=--quick: about 3 min; see BENCHMARKS.md)"
 	@echo "make bench-quick  the benchmark's quick mode (same as make bench ARGS=--quick)"
+	@echo "make cluster    a Spark standalone cluster (a master, two workers) on 127.0.0.1:7077"
 	@echo "make soak       30-minute soak of one gateway under mixed clients (see BENCHMARKS.md)"
 	@echo "make soak-quick the soak's quick mode, about 3 min (+ start-up and drain)"
 	@echo "make clean      remove build artefacts and caches (keeps $(VENV) and data)"
@@ -110,6 +111,12 @@ test-fast: $(DEV_STAMP)
 
 # Benchmark-only client packages (PyHive, thrift, psutil) go into the same venv.
 BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp
+
+.PHONY: cluster
+# A Spark standalone cluster from the pyspark package, in the foreground until Ctrl-C;
+# then: make run ARGS=-Dspark.master=spark://127.0.0.1:7077 (ARGS here: --workers 3 ...).
+cluster: $(RUN_STAMP) check-java
+	$(BIN)/python -m sparkgate.server.cluster $(ARGS)
 
 .PHONY: bench bench-quick
 

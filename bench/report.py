@@ -44,6 +44,8 @@ TITLES = {
     "memory": "Server memory (RSS of the process tree, MiB)",
     "fair_sharing": "Short queries during a long scan in another session (ms)",
     "large_result": "Large result read to the end as ARROW (RSS in MiB)",
+    "recovery": "Restarts of the gateway (s)",
+    "spool": "Result spooling: fetch of {rows} rows x 5 columns as ARROW",
 }
 
 #: Goals printed next to the figures; never asserted.
@@ -444,6 +446,8 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
         tables.append((TITLES["memory"], head, rows, []))
     if "large_result" in workloads:
         tables.append(_large_table(workloads["large_result"]))
+    if "recovery" in workloads:
+        tables.extend(_recovery_tables(workloads["recovery"]))
     return tables
 
 
@@ -485,6 +489,54 @@ def _fair_table(section: dict[str, Any]) -> Table:
     if "_scan" in section:
         notes.append(f"Scan `{section['_scan']}`; short query `{section.get('_short')}`.")
     return TITLES["fair_sharing"], head, rows, notes
+
+
+def _recovery_tables(section: dict[str, Any]) -> list[Table]:
+    tables: list[Table] = []
+    restart = section.get("restart") or {}
+    notes = _failure(section) + ([f"ERROR {restart['error']}"] if restart.get("error") else [])
+    rows = [
+        [
+            how,
+            _fmt((restart.get(key) or {}).get("stop_s"), 2),
+            _fmt((restart.get(key) or {}).get("first_answer_s"), 2),
+            _fmt((restart.get(key) or {}).get("jobs_running_s"), 2),
+        ]
+        for how, key in (
+            ("cold start (empty data dir)", "cold_start"),
+            ("SIGTERM, then start", "sigterm"),
+            ("SIGKILL of gateway and JVM, then start", "sigkill"),
+        )
+    ]
+    notes.append(
+        "A gateway with persistent sessions, one session and one streaming job "
+        "(datagen into blackhole). First answer: from the start to a new session's "
+        "SELECT 1; jobs: to SHOW JOBS in the old session (same handle) listing the job RUNNING."
+    )
+    tables.append(
+        (TITLES["recovery"], ["what", "stop", "first answer", "jobs running"], rows, notes)
+    )
+    spool = section.get("spool") or {}
+    spool_notes = [f"ERROR {spool['error']}"] if spool.get("error") else []
+    spool_rows = [
+        [
+            "off (default)",
+            _fmt(spool.get("off_rows_per_s")),
+            "1.00",
+        ],
+        [
+            "on (sql-gateway.result.spool)",
+            _fmt(spool.get("on_rows_per_s")),
+            _fmt_ratio(spool.get("on_vs_off")),
+        ],
+    ]
+    spool_notes.append(
+        f"Median of {spool.get('runs', '-')} runs each, interleaved; the run's REST gateway "
+        "and a second one with spooling on."
+    )
+    title = TITLES["spool"].format(rows=_rows_label(int(spool.get("rows") or 0)))
+    tables.append((title, ["result spool", "rows/s", "vs off"], spool_rows, spool_notes))
+    return tables
 
 
 def _large_table(section: dict[str, Any]) -> Table:

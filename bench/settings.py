@@ -60,6 +60,9 @@ class BenchSettings:
     large_result_inprocess_max_rows: int = 50_000_000
     # Also run it on a gateway with the engine's default driver memory.
     large_result_default_gateway: bool = True
+    # Recovery: the fetch timed with and without result spooling.
+    recovery_fetch_rows: int = 1_000_000
+    recovery_fetch_repeats: int = 3
     # Fair sharing: short queries while one long scan runs in another session.
     # 10 M rows per task; about 40 s on two idle cores.
     fair_scan_rows: int = 8_000_000_000
@@ -109,6 +112,8 @@ def settings_for(quick: bool, spark: SparkSettings) -> BenchSettings:
         large_result_rows=(5_000_000, 10_000_000),
         large_result_inprocess_max_rows=10_000_000,
         large_result_default_gateway=False,
+        recovery_fetch_rows=200_000,
+        recovery_fetch_repeats=2,
         fair_scan_rows=1_200_000_000,
         fair_scan_partitions=120,
         fair_window_s=30.0,

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.large_result import run_large_result
 from bench.memory import MIB, PeakSampler, process_rss, tree_rss
+from bench.recovery import run_recovery
 from bench.scheduling import run_fair_sharing
 from bench.settings import BenchSettings
 from bench.stats import summarise
@@ -450,6 +451,7 @@ WORKLOADS: dict[str, Callable[[Context], Result]] = {
     "fetch_small": run_fetch_small,
     "fetch_large": run_fetch_large,
     "large_result": run_large_result,
+    "recovery": run_recovery,
 }
 
 #: Run order: memory while the servers are still idle, the biggest results last.

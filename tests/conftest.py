@@ -66,6 +66,7 @@ _MODULE_TIERS: dict[str, tuple[str, ...]] = {
     "e2e/test_documented_commands.py": ("clients",),  # beeline, as the docs say
     "e2e/test_table_as_select_e2e.py": ("clients",),  # beeline on a PostgreSQL catalog
     "e2e/test_secure_deployment.py": ("clients",),  # curl, PyHive, impyla, beeline, dbt
+    "e2e/test_cluster.py": ("clients",),  # PyHive on a Spark cluster
 }
 # Module-local fixtures that start a real gateway process.
 _MODULE_PROCESS_FIXTURES = {"hiveserver2/test_clients.py": frozenset({"gateway"})}
