@@ -7,9 +7,9 @@ then killed with SIGKILL (with its Spark JVM) and started again. Timed: the
 stop, the start until a new session's ``SELECT 1`` answers, and until the
 streaming job is RUNNING again and the old session answers under its handle.
 
-Spooling: the fetch of ``fetch_query(N)`` as ARROW on the run's REST gateway
-and on a second gateway with ``sql-gateway.result.spool`` on, interleaved run
-by run: rows/s of each and their ratio.
+Spooling: the fetch of ``fetch_query(N)`` as ARROW on two gateways started
+alike, with ``sql-gateway.result.spool`` off and on, interleaved run by run
+(the order alternating): rows/s of each and their ratio.
 """
 
 from __future__ import annotations
@@ -155,18 +155,25 @@ def _fetch_rate(target: RestTarget, rows: int) -> float:
 
 
 def _spooling(ctx: Context, rest: RestTarget) -> Result:
+    """Two gateways started alike, spooling off and on (the run's own gateway has
+    served other workloads: its figures are not comparable)."""
     s = ctx.settings
-    spooled = rest.sibling(
-        "gateway-spool",
-        f"{rest.label}, result spool on",
-        options={"sql-gateway.result.spool": "true"},
-    )
+    gateways = {
+        flag: rest.sibling(
+            f"gateway-spool-{flag}",
+            f"{rest.label}, result spool {flag}",
+            options={"sql-gateway.result.spool": "true" if flag == "on" else "false"},
+        )
+        for flag in ("off", "on")
+    }
     rates: dict[str, list[float]] = {"off": [], "on": []}
-    with launched(spooled):
-        _fetch_rate(spooled, 10_000)  # warm-up
-        for _ in range(s.recovery_fetch_repeats):
-            rates["off"].append(_fetch_rate(rest, s.recovery_fetch_rows))
-            rates["on"].append(_fetch_rate(spooled, s.recovery_fetch_rows))
+    with launched(gateways["off"]), launched(gateways["on"]):
+        for target in gateways.values():  # warm-up: the same query, compiled once each
+            _fetch_rate(target, s.recovery_fetch_rows)
+        for run in range(s.recovery_fetch_repeats):
+            order = ("off", "on") if run % 2 == 0 else ("on", "off")
+            for flag in order:
+                rates[flag].append(_fetch_rate(gateways[flag], s.recovery_fetch_rows))
     off, on = statistics.median(rates["off"]), statistics.median(rates["on"])
     return {
         "rows": s.recovery_fetch_rows,

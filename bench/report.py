@@ -531,8 +531,8 @@ def _recovery_tables(section: dict[str, Any]) -> list[Table]:
         ],
     ]
     spool_notes.append(
-        f"Median of {spool.get('runs', '-')} runs each, interleaved; the run's REST gateway "
-        "and a second one with spooling on."
+        f"Median of {spool.get('runs', '-')} runs each, interleaved (order alternating), "
+        "on two gateways started alike but for the option."
     )
     title = TITLES["spool"].format(rows=_rows_label(int(spool.get("rows") or 0)))
     tables.append((title, ["result spool", "rows/s", "vs off"], spool_rows, spool_notes))

@@ -44,6 +44,7 @@ from sparkgate.api.errors import (
     PermissionDeniedError,
     SessionLimitError,
     SessionNotFoundError,
+    SqlParseError,
     UnsupportedStatementError,
 )
 from sparkgate.api.handles import OperationHandle, SessionHandle
@@ -640,6 +641,19 @@ class FakeGatewayService:
         if job is None:
             raise ExecutionError(f"Could not find job '{job_id}'.")
         return job
+
+    def deploy_script(
+        self,
+        session: SessionHandle,
+        script: str | None,
+        script_uri: str | None,
+        config: Mapping[str, str] | None = None,
+    ) -> str:
+        self._record("deploy_script", session, script, script_uri, config)
+        self._session(session)
+        if not (script or script_uri):
+            raise SqlParseError("A script to deploy is missing: give script or scriptUri")
+        return "app-double-0001"
 
     def stop_job(
         self, job_id: str, *, with_savepoint: bool = False, drain: bool = False

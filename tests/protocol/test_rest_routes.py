@@ -207,13 +207,17 @@ def test_operation_progress_shape(
 
 
 @pytest.mark.parametrize("path", ["/v4/sessions/{s}/scripts", "/sessions/{s}/scripts"])
-def test_protocol_routes_not_implemented_answer_501(
-    http: InProcessClient, session: str, path: str
+def test_deploy_script_answers_the_application_id(
+    http: InProcessClient, service: FakeGatewayService, session: str, path: str
 ) -> None:
-    response = http.request("POST", path.format(s=session), json={"script": "SELECT 1;"})
-    assert response.status_code == 501
-    [message] = response.json()["errors"]
-    assert "not supported" in message
+    body = {"script": "SELECT 1;", "executionConfig": {"pipeline.name": "nightly"}}
+    response = http.request("POST", path.format(s=session), json=body)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"clusterID": "app-double-0001"}
+    [call] = [c for c in service.calls if c.name == "deploy_script"]
+    assert call.args[1:] == ("SELECT 1;", None, {"pipeline.name": "nightly"})
+    missing = http.request("POST", path.format(s=session), json={})
+    assert missing.status_code == 400 and "script" in missing.text
 
 
 @pytest.mark.parametrize("prefix", ["/v3", "/v4", ""])

@@ -224,6 +224,20 @@ class GatewayService(Protocol):
         """
         ...
 
+    def deploy_script(
+        self,
+        session: SessionHandle,
+        script: str | None,
+        script_uri: str | None,
+        config: Mapping[str, str] | None = None,
+    ) -> str:
+        """Run a SQL script (inline, or read from ``script_uri``) as a Spark
+        application of its own, with the session's properties and ``config``
+        over them (Flink's application mode); its Spark application id. The
+        application is a job (SHOW JOBS).
+        """
+        ...
+
     # -- materialized tables (FLIP-448) ----------------------------------------
     def refresh_materialized_table(
         self,

@@ -65,6 +65,7 @@ from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.api.workflow import SCHEDULE_TIME_FORMAT, WorkflowScheduler
 from sparkgate.security.authentication import Authentication
 from sparkgate.service import catalog, completion, options
+from sparkgate.service.applications import ScriptDeployer, read_script
 from sparkgate.service.audit import AuditLog
 from sparkgate.service.catalogs.registry import CatalogRegistry
 from sparkgate.service.catalogs.store import CatalogStore, FileCatalogStore, InMemoryCatalogStore
@@ -1219,6 +1220,44 @@ class SparkGatewayService:
 
     def describe_job(self, job_id: str) -> JobInfo:
         return self._job_manager.get(job_id).info()
+
+    def deploy_script(
+        self,
+        session: SessionHandle,
+        script: str | None,
+        script_uri: str | None,
+        config: Mapping[str, str] | None = None,
+    ) -> str:
+        target = self._session(session)
+        self._require_accepting()
+        options = dict(config or {})
+        for key in options:
+            target.check_settable(key)  # the session's denied Spark settings hold here too
+        if script_uri and not script and target.path_roots is not None:
+            refusal = target.path_roots.refusal(
+                self.spark, [PathUse(script_uri, "a script to deploy")]
+            )
+            if refusal is not None:
+                raise PermissionDeniedError(refusal)
+        text = read_script(script, script_uri)
+        self._check_length(text)
+        spark_conf = {k: v for k, v in self.config.items() if k.startswith("spark.")}
+        deployer = ScriptDeployer(self._job_manager, self._job_manager.data_dir, spark_conf)
+        app_id = deployer.deploy(
+            self.spark.sparkContext,
+            text,
+            target.image().properties,  # what the session set, not the gateway's defaults
+            options,
+            target.environment.user,
+        )
+        self.audit.record(
+            "script-deployed",
+            session=str(session),
+            user=target.environment.user,
+            address=target.environment.client_address,
+            application=app_id,
+        )
+        return app_id
 
     def stop_job(
         self, job_id: str, *, with_savepoint: bool = False, drain: bool = False

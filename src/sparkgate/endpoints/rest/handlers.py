@@ -197,6 +197,17 @@ async def execute_statement(call: Call) -> Response:
     return json_response({"operationHandle": str(handle)})
 
 
+async def deploy_script(call: Call) -> Response:
+    session = call.session()
+    script = call.body.string("script")
+    uri = call.body.string("scriptUri")
+    config = call.body.string_map("executionConfig")
+    app_id = await call.run(
+        lambda: call.service.deploy_script(session, script, uri, config or None)
+    )
+    return json_response({"clusterID": app_id})
+
+
 async def get_operation_status(call: Call) -> Response:
     session, operation = call.session(), call.operation()
     info = await call.run(lambda: call.service.get_operation_info(session, operation))
@@ -376,13 +387,7 @@ async def delete_embedded_workflow(call: Call) -> Response:
     return json_response({})
 
 
-_NOT_IMPLEMENTED = {
-    "deployScript": (
-        "Deploying a script to an application cluster is not supported by sparkgate: "
-        "sessions run on the gateway's Spark. Submit the script's statements one by one "
-        "with POST /sessions/:session_handle/statements."
-    ),
-}
+_NOT_IMPLEMENTED: dict[str, str] = {}
 _MISSING = "sparkgate does not implement '{name}' ({method} {path})."
 
 
@@ -410,6 +415,7 @@ HANDLERS: Mapping[str, Handler] = {
     "getSessionResource": get_session_resource,
     "completeStatement": complete_statement,
     "executeStatement": execute_statement,
+    "deployScript": deploy_script,
     "getOperationStatus": get_operation_status,
     "getOperationProgress": get_operation_progress,
     "cancelOperation": cancel_operation,

@@ -340,10 +340,10 @@ ROUTES: tuple[RouteSpec, ...] = (
         "POST",
         _S + "/scripts",
         _V4,
-        "Deploy a script to an application cluster (not supported: 501).",
+        "Run a SQL script (inline, or from scriptUri) as a Spark application of its own "
+        "(application mode); clusterID is its Spark application id. It is a job: SHOW JOBS.",
         request=_object(script=_STRING, scriptUri=_STRING, executionConfig=_STRING_MAP),
         response=_object(("clusterID",), clusterID=_STRING),
-        implemented=False,
     ),
     RouteSpec(
         "executeStatement",

@@ -81,6 +81,8 @@ class Job:
     # What a new gateway process needs to start it again (JSON: the INSERTs, their
     # options and the image of the session they ran in); None: it ends with the process.
     resume: dict[str, Any] | None = None
+    # Stops a batch job's work that is not Spark's (a deployed application's process).
+    cancel: Callable[[], None] | None = None
     # Its engine died; its queries wait for a new engine (the job stays RUNNING).
     suspended: bool = False
     # Who submitted it: the user of the session (None: nobody was named).

@@ -191,6 +191,7 @@ class JobManager:
     def _cut_off(self, sc: SparkContext | None, job: Job) -> None:
         """End a running batch job with the gateway: its Spark jobs cancelled, then
         FAILED (its hooks undo its writes once its tasks have stopped)."""
+        self._cancel_work(job)
         if sc is not None:
             with contextlib.suppress(Exception):
                 sc.cancelJobsWithTag(job.tag)
@@ -198,6 +199,14 @@ class JobManager:
                 tasks_ended(sc, job.tag, _GRACE_S)
         if self._transition(job, _S.FAILED, expect=_LIVE, cause=RESTART_CAUSE):
             log.info("Job %s was cut off by the gateway's stop", job.id)
+
+    @staticmethod
+    def _cancel_work(job: Job) -> None:
+        if job.cancel is not None:
+            try:
+                job.cancel()
+            except Exception:
+                log.warning("Could not stop the work of job %s", job.id, exc_info=True)
 
     def _pause(self, sc: SparkContext | None, job: Job) -> None:
         """Stop a job at a shutdown so that the next process resumes it: after the
@@ -420,10 +429,13 @@ class JobManager:
         hooks: Sequence[JobStatusHook] = (),
         last_step: Callable[[], None] | None = None,
         user: str | None = None,
+        cancel: Callable[[], None] | None = None,
     ) -> Job:
         """Run ``action``, then ``last_step`` (see :meth:`run_batch`), on its own
-        thread, tagged with the job's tag."""
+        thread, tagged with the job's tag. ``cancel`` stops what ``action`` runs
+        besides Spark jobs (STOP JOB, the gateway's stop)."""
         job = self._new(name, statement, False, options, hooks, user)
+        job.cancel = cancel
         self._transition(job, _S.RUNNING)
 
         def run() -> None:
@@ -592,6 +604,7 @@ class JobManager:
             # Again until its work returns: a Spark job it had not started yet when
             # first cancelled (still planning) starts later, and runs to its end.
             deadline = time.monotonic() + _TASKS_END_S
+            self._cancel_work(job)
             sc.cancelJobsWithTag(job.tag)
             while not job.settled.wait(_CANCEL_AGAIN_S) and time.monotonic() < deadline:
                 sc.cancelJobsWithTag(job.tag)
