@@ -167,8 +167,8 @@ class Rest:
         columns, [row] = self.run(statement)
         return dict(zip(columns, row, strict=True))
 
-    def tables(self) -> set[str]:
-        columns, rows = self.run("SHOW TABLES")
+    def tables(self, database: str | None = None) -> set[str]:
+        columns, rows = self.run("SHOW TABLES" + (f" IN {database}" if database else ""))
         index = next(i for i, c in enumerate(columns) if c in ("table name", "tableName"))
         return {str(row[index]) for row in rows}
 
