@@ -293,6 +293,12 @@ class SparkGatewayService:
             )
         )
         self._materialized.on_refresh = self.metrics.refreshed
+        # POST .../scripts: applications get the gateway's Spark settings.
+        self._deployer = ScriptDeployer(
+            self._job_manager,
+            self._job_manager.data_dir,
+            {k: v for k, v in config.items() if k.startswith("spark.")},
+        )
         # A CTAS or INSERT OVERWRITE the gateway died under is undone at the next start.
         self._job_manager.register_durable_hook(
             TABLE_AS_HOOK, lambda record: TableAsSelectHook.from_record(self.spark, record)
@@ -1241,9 +1247,7 @@ class SparkGatewayService:
                 raise PermissionDeniedError(refusal)
         text = read_script(script, script_uri)
         self._check_length(text)
-        spark_conf = {k: v for k, v in self.config.items() if k.startswith("spark.")}
-        deployer = ScriptDeployer(self._job_manager, self._job_manager.data_dir, spark_conf)
-        app_id = deployer.deploy(
+        app_id = self._deployer.deploy(
             self.spark.sparkContext,
             text,
             target.image().properties,  # what the session set, not the gateway's defaults

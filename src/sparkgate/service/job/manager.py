@@ -200,6 +200,10 @@ class JobManager:
         if self._transition(job, _S.FAILED, expect=_LIVE, cause=RESTART_CAUSE):
             log.info("Job %s was cut off by the gateway's stop", job.id)
 
+    def _new_savepoint(self, job: Job) -> Path:
+        """Where a savepoint of ``job`` goes: a new directory under ``savepoints/``."""
+        return self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
+
     @staticmethod
     def _cancel_work(job: Job) -> None:
         if job.cancel is not None:
@@ -216,9 +220,7 @@ class JobManager:
         job.queries = []
         job.suspended = True
         if sc is not None and job.checkpoint is not None:
-            target = (
-                self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
-            )
+            target = self._new_savepoint(job)
             try:
                 copy_dir(sc, job.checkpoint, str(target))
                 job.savepoint = str(target)
@@ -615,7 +617,7 @@ class JobManager:
             self._transition(job, _S.CANCELED, expect={_S.CANCELLING})
             return job
         assert job.checkpoint is not None
-        target = self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
+        target = self._new_savepoint(job)
         try:
             copy_dir(sc, job.checkpoint, str(target))
         except BaseException:
