@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from sparkgate.api.errors import ConfigurationError
 from sparkgate.service.spark.checks import local_cores
 from sparkgate.service.spark.java import find_java
+from sparkgate.service.spark.metastore import metastore_defaults, prepare_metastore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -242,6 +243,7 @@ def build_spark_conf(
         ),
     }
     conf.update(spark_conf)
+    conf.update(metastore_defaults(conf))
     if "spark.driver.maxResultSize" not in spark_conf:
         # An oversized collect fails its statement ("bigger than
         # spark.driver.maxResultSize") instead of exhausting the driver: a quarter of it.
@@ -359,6 +361,7 @@ def start_spark(
         for sub in ("log", "metastore", "warehouse", "tmp"):
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
         write_log4j_config(data_dir)
+        prepare_metastore(conf, java.path, _pyspark_jars(), data_dir / "tmp")
 
         console_log = data_dir / "log" / "spark-console.log"
         offsets = [_size(console_log), _size(data_dir / "log" / "spark.log")]
@@ -372,6 +375,12 @@ def start_spark(
             data_dir,
         )
         return session
+
+
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
 
 
 def _silence_pyspark_error_loggers() -> None:
