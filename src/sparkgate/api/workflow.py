@@ -230,12 +230,17 @@ class RefreshService(Protocol):
 class WorkflowSchedulerContext:
     """What a factory gets: the gateway's whole ``configuration``, the scheduler's
     ``options`` (``workflow-scheduler.<type>.*`` with the prefix removed), the
-    gateway's ``data_dir`` and the ``service`` to trigger refreshes through."""
+    gateway's ``data_dir``, the ``service`` to trigger refreshes through, and
+    ``state_url``: the SQLAlchemy URL of the database the gateway keeps its
+    state in (``sql-gateway.state.url``), None when it keeps it in files under
+    ``data_dir``. Gateways given the same ``state_url`` are one service: a
+    scheduler that keeps its workflows there must fire each one once among them."""
 
     configuration: Mapping[str, str]
     options: Mapping[str, str]
     data_dir: str
     service: RefreshService | None = None
+    state_url: str | None = None
 
 
 @runtime_checkable

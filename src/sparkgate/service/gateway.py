@@ -96,6 +96,7 @@ from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.pools import add_pool
+from sparkgate.service.state import StateDatabase, gateway_id
 from sparkgate.service.statements.dispatch import (
     host_refusal,
     parsed_executor,
@@ -173,10 +174,12 @@ def _qualified_identifier(spark: SparkSession, identifier: str) -> tuple[str, st
     return (parts[0], parts[1], parts[2])
 
 
-def _catalog_store(config: Configuration) -> CatalogStore:
+def _catalog_store(config: Configuration, state: StateDatabase | None) -> CatalogStore:
     if config.get(options.CATALOG_STORE_KIND) == "generic_in_memory":
         return InMemoryCatalogStore()
     path = config.get(options.CATALOG_STORE_FILE_PATH)
+    if state is not None and not path:
+        return FileCatalogStore(state.records("catalogs"))  # the service's, not one gateway's
     directory = Path(path).expanduser() if path else Path(config.get(options.DATA_DIR)) / "catalogs"
     return FileCatalogStore(directory)
 
@@ -217,10 +220,21 @@ class SparkGatewayService:
             max_per_user=config.get(options.USER_MAX_SESSIONS),
         )
         self._user_statements = UserStatements(config.get(options.USER_MAX_RUNNING))
+        data_dir = Path(config.get(options.DATA_DIR)).expanduser()
+        # sql-gateway.state.url: jobs, sessions, catalogs and workflows in a database
+        # (reached now: a wrong URL stops the start), else in files under the data dir.
+        state_url = config.get(options.STATE_URL).strip()
+        self._state = StateDatabase(state_url) if state_url else None
+        if self._state is not None:
+            self._state.create_tables()
+        #: This gateway's name among those sharing the state database.
+        self.gateway_id = gateway_id(data_dir) if self._state is not None else ""
         # sql-gateway.session.persistent: open sessions kept across restarts.
         self._persistent = config.get(options.SESSION_PERSISTENT)
         self._session_store = SessionStore(
-            Path(config.get(options.DATA_DIR)).expanduser() / "state" / "sessions"
+            self._state.records("sessions", self.gateway_id)
+            if self._state is not None
+            else data_dir / "state" / "sessions"
         )
         self._store_lock = threading.Lock()
         self._stopping = False
@@ -251,8 +265,9 @@ class SparkGatewayService:
             max_ended=config.get(options.JOBSTORE_MAX_CAPACITY),
             ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
             hook_names=hook_names,
+            records=None if self._state is None else self._state.records("jobs", self.gateway_id),
         )
-        self._catalogs = CatalogRegistry(_catalog_store(config), load_catalog_types())
+        self._catalogs = CatalogRegistry(_catalog_store(config, self._state), load_catalog_types())
         # Made now, so a wrong authenticator option stops the gateway before it serves.
         names: tuple[str, ...] = config.get(options.AUTHENTICATION)
         admins: tuple[str, ...] = config.get(options.ADMINS)
@@ -268,6 +283,7 @@ class SparkGatewayService:
             config.to_dict(),
             str(Path(config.get(options.DATA_DIR))),
             self,
+            state_url or None,
         )
         self._materialized = MaterializedTableManager(
             self._job_manager,
@@ -363,7 +379,7 @@ class SparkGatewayService:
             self._stopping = False
             images = self._session_store.load() if self._persistent else []
             if not self._persistent:
-                shutil.rmtree(self._session_store.directory, ignore_errors=True)
+                self._session_store.discard()
             # Sessions that do not outlive the gateway take their resources with them.
             self._drop_resources(
                 keep={SessionHandle.parse(i.handle).identifier.hex for i in images}
@@ -402,6 +418,8 @@ class SparkGatewayService:
             logging.getLogger("sparkgate").removeHandler(self._log_handler)
             self._log_handler = None
         self.audit.close()
+        if self._state is not None:
+            self._state.close()
         log.info("Gateway service stopped")
 
     # -- engine health -----------------------------------------------------------

@@ -71,6 +71,7 @@ __all__ = [
     "STATEMENT_MAX_LENGTH",
     "STATEMENT_PARSE_TIMEOUT",
     "STATE_TTL",
+    "STATE_URL",
     "WORKER_KEEPALIVE_TIME",
     "WORKER_THREADS_MAX",
     "WORKER_THREADS_MIN",
@@ -100,6 +101,19 @@ SESSION_PERSISTENT = bool_option(
     "views and connector tables) under the data directory, so that a client holding a "
     "session handle continues after the gateway restarts. Statements that were running "
     "then end in an error saying so; results are not kept.",
+)
+
+STATE_URL = string_option(
+    "sql-gateway.state.url",
+    "",
+    "A SQLAlchemy URL of a database for the gateway's own state, e.g. "
+    "`postgresql+psycopg://user:password@host:5432/sparkgate` (PostgreSQL needs "
+    "`sparkgate[postgres]`): the job store, the session store "
+    "(`sql-gateway.session.persistent`), the catalog store (`table.catalog-store.kind: "
+    "file` without a `file.path`) and the embedded scheduler's workflows live there "
+    "instead of in files and SQLite under the data directory. Gateways given the same URL "
+    "share catalogs and workflows (each refresh fires once among them) and may take over "
+    "each other's sessions and jobs. Empty: the data directory.",
 )
 
 SHUTDOWN_TIMEOUT = duration_option(
@@ -563,6 +577,7 @@ ADMINS = list_option(
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_PERSISTENT,
+    STATE_URL,
     SHUTDOWN_TIMEOUT,
     SESSION_CHECK_INTERVAL,
     SESSION_MAX_NUM,

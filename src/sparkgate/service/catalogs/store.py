@@ -10,17 +10,14 @@ mode 0700 and each file 0600, readable by the gateway's user only.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import quote, unquote
 
 from sparkgate.service.catalogs.definition import CatalogDefinition
+from sparkgate.service.state import FileRecords, Records
 
 __all__ = ["CatalogStore", "FileCatalogStore", "InMemoryCatalogStore"]
 
@@ -58,48 +55,31 @@ class InMemoryCatalogStore:
 
 
 class FileCatalogStore:
-    """``table.catalog-store.kind: file``: one ``<name>.json`` per catalog in ``directory``."""
+    """``table.catalog-store.kind: file``: one ``<name>.json`` per catalog in a
+    private directory, or rows of the state database (``sql-gateway.state.url``),
+    shared by the gateways given it."""
 
-    SUFFIX = ".json"
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, name: str) -> Path:
-        # Any catalog name is a safe file name once quoted ('/' and '.' too).
-        return self.directory / (quote(name, safe="").replace(".", "%2E") + self.SUFFIX)
+    def __init__(self, records: Path | Records) -> None:
+        self.records: Records = (
+            FileRecords(records, private=True) if isinstance(records, Path) else records
+        )
 
     def load(self) -> list[CatalogDefinition]:
-        if not self.directory.is_dir():
-            return []
         found: list[CatalogDefinition] = []
-        for path in sorted(self.directory.glob(f"*{self.SUFFIX}")):
+        for key, text in self.records.load():
+            where = self.records.where(key)
             try:
-                definition = CatalogDefinition.from_json(json.loads(path.read_text("utf-8")))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-                log.error("Catalog store: %s is not a catalog definition, left out: %s", path, exc)
+                definition = CatalogDefinition.from_json(json.loads(text))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                log.error("Catalog store: %s is not a catalog definition, left out: %s", where, exc)
                 continue
-            if unquote(path.name[: -len(self.SUFFIX)]) != definition.name:
-                log.warning("Catalog store: %s holds catalog %r", path, definition.name)
+            if key != definition.name:
+                log.warning("Catalog store: %s holds catalog %r", where, definition.name)
             found.append(definition)
         return found
 
     def save(self, definition: CatalogDefinition) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        target = self._path(definition.name)
-        fd, tmp = tempfile.mkstemp(prefix=".catalog-", suffix=".tmp", dir=self.directory)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(definition.to_json(), out, indent=2, sort_keys=True)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        self.records.put(definition.name, definition.to_json())
 
     def remove(self, name: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._path(name).unlink()
+        self.records.delete(name)

@@ -41,6 +41,7 @@ from sparkgate.service.job.job import (
 )
 from sparkgate.service.job.store import RESTART_CAUSE, SHUTDOWN_CAUSE, JobStore, StoredJob
 from sparkgate.service.spark.jobs import tasks_ended, to_execution_error
+from sparkgate.service.state import Records
 from sparkgate.sql.secrets import masked_statement
 
 if TYPE_CHECKING:
@@ -79,9 +80,11 @@ class JobManager:
         max_ended: int = 1000,
         ended_ttl_s: float = 3600.0,
         hook_names: Sequence[str] = (),
+        records: Records | None = None,
     ) -> None:
         self.data_dir = data_dir.expanduser()
-        self.store = JobStore(self.data_dir / "jobs")
+        # The job records: files under the data directory unless given (a state database).
+        self.store = JobStore(records or self.data_dir / "jobs")
         self._max_ended = max_ended
         self._ended_ttl_s = ended_ttl_s
         # Resolved now, so an unknown hook name fails before anything starts.
@@ -121,7 +124,7 @@ class JobManager:
             evicted = self._evict()
         self._forget(evicted)
         if stored:
-            log.info("Loaded %d jobs from %s", len(stored), self.store.directory)
+            log.info("Loaded %d jobs from %s", len(stored), self.store.records.location)
         for record in stored:
             if record.interrupted:
                 self._recover(record)

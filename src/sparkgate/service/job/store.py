@@ -1,4 +1,5 @@
-"""The job store: one small JSON file per job under ``<data-dir>/jobs/``.
+"""The job store: one small JSON record per job, a file under ``<data-dir>/jobs/``
+or a row of the state database (``sql-gateway.state.url``).
 
 Each record is a job's definition (statement, name, options, checkpoint,
 savepoint) and its last status, rewritten atomically (a temporary file
@@ -11,17 +12,15 @@ given back as FAILED: the process that ran them is gone.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import re
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from sparkgate.api.jobs import JobInfo, JobStatus
+from sparkgate.service.state import FileRecords, Records
 
 __all__ = ["RESTART_CAUSE", "SHUTDOWN_CAUSE", "JobStore", "StoredJob"]
 
@@ -30,8 +29,6 @@ log = logging.getLogger(__name__)
 RESTART_CAUSE = "gateway restarted: the job was running when the gateway process ended"
 SHUTDOWN_CAUSE = "gateway stopped: the job was running when the gateway shut down"
 _VERSION = 1
-# Job ids are ours (hex), but never let a name reach outside the directory.
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 class StoredJob:
@@ -107,48 +104,40 @@ class StoredJob:
 
 
 class JobStore:
-    """Job records in one directory, one ``<job id>.json`` each."""
+    """Job records: one ``<job id>.json`` each in a directory, or rows of the state
+    database (:mod:`sparkgate.service.state`)."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, job_id: str) -> Path:
-        if not _SAFE_ID.match(job_id):
-            raise ValueError(f"Not a job id: {job_id!r}")
-        return self.directory / f"{job_id}.json"
+    def __init__(self, records: Path | Records) -> None:
+        self.records: Records = FileRecords(records) if isinstance(records, Path) else records
 
     def save(self, job: StoredJob) -> None:
         """Write one record atomically; a failure is logged, never raised to the job."""
-        path = self._path(job.info.job_id)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as out:
-                json.dump(job.to_json(), out, indent=1, sort_keys=True)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, path)
-        except OSError:
-            log.warning("Could not store job %s in %s", job.info.job_id, path, exc_info=True)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            self.records.put(job.info.job_id, job.to_json())
+        except OSError as exc:
+            log.warning("Could not store job %s: %s", job.info.job_id, exc)
 
     def delete(self, job_id: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._path(job_id).unlink()
+        try:
+            self.records.delete(job_id)
+        except OSError as exc:
+            log.warning("Could not remove job %s: %s", job_id, exc)
 
     def load(self) -> list[StoredJob]:
         """Every readable record; jobs found unended come back FAILED (and are saved
         so), but for streaming jobs that can be resumed: those stay RUNNING."""
-        if not self.directory.is_dir():
-            return []
         found = []
         now = time.time()
-        for path in sorted(self.directory.glob("*.json")):
+        try:
+            records = self.records.load()
+        except OSError as exc:
+            log.error("Could not read the job store: %s", exc)
+            return []
+        for key, text in records:
             try:
-                job = StoredJob.from_json(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                log.warning("Skipping unreadable job record %s: %s", path, exc)
+                job = StoredJob.from_json(json.loads(text))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("Skipping unreadable job record %s: %s", self.records.where(key), exc)
                 continue
             if job.resume is not None and job.info.status is JobStatus.CANCELLING:
                 # A stop the process died in: it ends as a stop without a savepoint.

@@ -31,6 +31,7 @@ def load_workflow_scheduler(
     configuration: Mapping[str, str],
     data_dir: str,
     service: RefreshService | None,
+    state_url: str | None = None,
 ) -> WorkflowScheduler[Any]:
     """The scheduler of ``type_name``, made by its factory with its prefixed options.
 
@@ -52,5 +53,5 @@ def load_workflow_scheduler(
         )
     prefix = f"{OPTION_PREFIX}{type_name}."
     options = {k[len(prefix) :]: v for k, v in configuration.items() if k.startswith(prefix)}
-    context = WorkflowSchedulerContext(dict(configuration), options, data_dir, service)
+    context = WorkflowSchedulerContext(dict(configuration), options, data_dir, service, state_url)
     return factory.create_workflow_scheduler(context)

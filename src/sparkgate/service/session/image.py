@@ -14,11 +14,9 @@ restart they answer with an error saying what became of them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +24,13 @@ from typing import Any
 from sparkgate.api.auth import Principal
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.service.session.recipe import SessionRecipe
+from sparkgate.service.state import FileRecords, Records
 
 __all__ = ["SessionImage", "SessionStore"]
 
 log = logging.getLogger(__name__)
 
 _VERSION = 1
-_SAFE_NAME = re.compile(r"^[0-9a-f]{32}$")
 
 
 @dataclass
@@ -96,48 +94,47 @@ class SessionImage:
 
 
 class SessionStore:
-    """Session images in one directory, one ``<handle hex>.json`` each.
+    """Session images: one ``<handle hex>.json`` each in a directory, readable by
+    the gateway's OS user alone (a session's properties and connector tables may
+    hold credentials), or rows of the state database."""
 
-    Written atomically (a temporary file renamed over the old one) and
-    readable by the gateway's OS user alone: a session's properties and
-    connector tables may hold credentials.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, name: str) -> Path:
-        if not _SAFE_NAME.match(name):
-            raise ValueError(f"Not a session handle: {name!r}")
-        return self.directory / f"{name}.json"
+    def __init__(self, records: Path | Records) -> None:
+        self.records: Records = (
+            FileRecords(records, private=True) if isinstance(records, Path) else records
+        )
 
     def save(self, name: str, image: SessionImage) -> None:
         """Store ``image`` as ``name``; a failure is logged, never raised to the caller."""
-        path = self._path(name)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(image.to_json(), out, sort_keys=True)
-            os.replace(tmp, path)
-        except OSError:
-            log.warning("Could not store session %s in %s", image.handle, path, exc_info=True)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            self.records.put(name, image.to_json())
+        except OSError as exc:
+            log.warning("Could not store session %s: %s", image.handle, exc)
 
     def delete(self, name: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._path(name).unlink()
+        try:
+            self.records.delete(name)
+        except OSError as exc:
+            log.warning("Could not remove session %s: %s", name, exc)
+
+    def discard(self) -> None:
+        """Forget the images an earlier run kept in files (sessions are not persistent
+        now). Images in a state database belong to the whole service: they stay."""
+        if isinstance(self.records, FileRecords):
+            shutil.rmtree(self.records.directory, ignore_errors=True)
 
     def load(self) -> list[SessionImage]:
         """Every readable image (an unreadable one is logged and skipped)."""
-        if not self.directory.is_dir():
+        try:
+            records = self.records.load()
+        except OSError as exc:
+            log.error("Could not read the session store: %s", exc)
             return []
         images = []
-        for path in sorted(self.directory.glob("*.json")):
+        for key, text in records:
             try:
-                images.append(SessionImage.from_json(json.loads(path.read_text("utf-8"))))
-            except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-                log.warning("Skipping unreadable session record %s: %s", path, exc)
+                images.append(SessionImage.from_json(json.loads(text)))
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                log.warning(
+                    "Skipping unreadable session record %s: %s", self.records.where(key), exc
+                )
         return images
