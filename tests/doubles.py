@@ -234,6 +234,8 @@ class FakeGatewayService:
         self.workflow_scheduler: WorkflowScheduler[Any] | None = None
         """What ``embedded_workflow_scheduler`` answers (None: not the embedded one)."""
         self.sessions: dict[SessionHandle, _Session] = {}
+        #: Sessions another gateway of the service serves: their REST base URLs.
+        self.owners: dict[SessionHandle, str] = {}
         self._operations: dict[OperationHandle, _Operation] = {}
         self._lock = threading.RLock()
 
@@ -295,6 +297,10 @@ class FakeGatewayService:
             return
         if self._session(session).environment.user != principal.name:
             raise PermissionDeniedError(f"Session '{session}' belongs to another user")
+
+    def session_owner(self, session: SessionHandle) -> str | None:
+        # Not recorded: the REST endpoint asks it before every call on a session.
+        return self.owners.get(session)
 
     def close_session(self, session: SessionHandle) -> None:
         self._record("close_session", session)

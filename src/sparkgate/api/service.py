@@ -64,6 +64,16 @@ class GatewayService(Protocol):
 
     def close_session(self, session: SessionHandle) -> None: ...
 
+    def session_owner(self, session: SessionHandle) -> str | None:
+        """The REST base URL of another gateway of this service (one state database)
+        that serves ``session``, for the endpoint to forward the call to; None when
+        this gateway serves it (taking it over if its gateway has ended) or none does.
+
+        Raises:
+            EngineUnavailableError: the state database cannot be reached.
+        """
+        ...
+
     def render_metrics(self) -> bytes:
         """The gateway's metrics in Prometheus' text format (0.0.4)."""
         ...

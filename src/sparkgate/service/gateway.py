@@ -84,6 +84,7 @@ from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
 from sparkgate.service.operation.pool import WorkerPool
+from sparkgate.service.peers import ServicePeers, advertised_url
 from sparkgate.service.result.fetcher import ResultFetcher, ResultTraits
 from sparkgate.service.result.spool import ResultSpool, SpooledRows, SpoolStore
 from sparkgate.service.session.image import SessionImage, SessionStore
@@ -229,8 +230,21 @@ class SparkGatewayService:
             self._state.create_tables()
         #: This gateway's name among those sharing the state database.
         self.gateway_id = gateway_id(data_dir) if self._state is not None else ""
+        self._peers = (
+            ServicePeers(
+                self._state,
+                self.gateway_id,
+                advertised_url(config.to_dict(), config.get(options.STATE_ADVERTISED_URL)),
+                config.get(options.STATE_LEASE).total_seconds(),
+                self._take_over,
+            )
+            if self._state is not None
+            else None
+        )
+        self._takeover_lock = threading.Lock()
         # sql-gateway.session.persistent: open sessions kept across restarts.
-        self._persistent = config.get(options.SESSION_PERSISTENT)
+        # A service of several gateways keeps every session, to hand it over.
+        self._persistent = config.get(options.SESSION_PERSISTENT) or self._state is not None
         self._session_store = SessionStore(
             self._state.records("sessions", self.gateway_id)
             if self._state is not None
@@ -356,6 +370,8 @@ class SparkGatewayService:
         self._started = True
         self._watch.up()
         self._watch.start()
+        if self._peers is not None:
+            self._peers.start()
         threading.Thread(target=self._warm_up, name="sparkgate-warm-up", daemon=True).start()
         log.info("Gateway service started on Spark %s", self.spark.version)
 
@@ -413,6 +429,8 @@ class SparkGatewayService:
         self._started = False
         self._watch.stop()
         self._tear_down()
+        if self._peers is not None:
+            self._peers.stop()  # after the jobs' savepoints: the others take over from them
         self._pool.stop()
         if self._log_handler is not None:
             logging.getLogger("sparkgate").removeHandler(self._log_handler)
@@ -598,6 +616,46 @@ class SparkGatewayService:
             if self._sessions.holds(session):
                 image = session.image(session.operations.open_operations())
                 self._session_store.save(session.handle.identifier.hex, image)
+
+    def _take_over(self, gateway: str) -> None:
+        """Serve the sessions and jobs of ``gateway``, another gateway of this service
+        that has ended, as if this one had restarted in its place."""
+        state = self._state
+        if state is None or not self._started or not self._engine_alive():
+            return  # next time: the engine is needed to make its sessions again
+        with self._takeover_lock:
+            images = []
+            for key, text in state.take("sessions", gateway, self.gateway_id):
+                try:
+                    images.append(SessionImage.from_json(json.loads(text)))
+                except (ValueError, KeyError, TypeError, IndexError) as exc:
+                    log.warning(
+                        "Session record %s of gateway %s is unreadable: %s", key, gateway, exc
+                    )
+            for image in images:
+                self._restore(image)
+            self._job_manager.adopt(state.take("jobs", gateway, self.gateway_id))
+            for job in self._job_manager.take_resumable():
+                self._resume_after_restart(job)
+        if images:
+            log.warning("Took over %d sessions of gateway %s", len(images), gateway)
+
+    def session_owner(self, session: SessionHandle) -> str | None:
+        if self._peers is None or self._state is None or self._sessions.has(session):
+            return None
+        try:
+            owner = self._state.owner_of("sessions", session.identifier.hex)
+            if owner is None or owner == self.gateway_id:
+                return None
+            url = self._peers.url_of(owner)
+        except Exception as exc:
+            raise EngineUnavailableError(
+                f"The service's state database cannot be reached: {exc}"
+            ) from None
+        if url is not None:
+            return url
+        self._take_over(owner)  # it has ended: serve its sessions here
+        return None
 
     def _resume_after_restart(self, job: Job) -> None:
         """Start again a streaming job the last process ran, from its checkpoints, in a

@@ -70,6 +70,8 @@ __all__ = [
     "SHUTDOWN_TIMEOUT",
     "STATEMENT_MAX_LENGTH",
     "STATEMENT_PARSE_TIMEOUT",
+    "STATE_ADVERTISED_URL",
+    "STATE_LEASE",
     "STATE_TTL",
     "STATE_URL",
     "WORKER_KEEPALIVE_TIME",
@@ -114,6 +116,23 @@ STATE_URL = string_option(
     "instead of in files and SQLite under the data directory. Gateways given the same URL "
     "share catalogs and workflows (each refresh fires once among them) and may take over "
     "each other's sessions and jobs. Empty: the data directory.",
+)
+
+STATE_LEASE = duration_option(
+    "sql-gateway.state.lease",
+    timedelta(seconds=15),
+    "With `sql-gateway.state.url`: a gateway whose heartbeat (written every third of "
+    "this) is older than this has ended, and another gateway of the service takes over "
+    "its sessions and jobs.",
+    min_value=timedelta(seconds=1),
+)
+
+STATE_ADVERTISED_URL = string_option(
+    "sql-gateway.state.advertised-url",
+    "",
+    "With `sql-gateway.state.url`: the URL at which the other gateways of the service "
+    "reach this one's REST endpoint, to forward calls on sessions this one serves. "
+    "Empty: `http(s)://<rest address>:<rest port>` of its REST endpoint.",
 )
 
 SHUTDOWN_TIMEOUT = duration_option(
@@ -578,6 +597,8 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_PERSISTENT,
     STATE_URL,
+    STATE_LEASE,
+    STATE_ADVERTISED_URL,
     SHUTDOWN_TIMEOUT,
     SESSION_CHECK_INTERVAL,
     SESSION_MAX_NUM,

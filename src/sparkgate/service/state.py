@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 import orjson
+from sqlalchemy import select as sa_select
 
 from sparkgate.api.errors import ConfigurationError
 
@@ -163,6 +164,7 @@ class StateDatabase:
     """
 
     RECORDS_TABLE = "sparkgate_records"
+    GATEWAYS_TABLE = "sparkgate_gateways"
 
     def __init__(self, url: str) -> None:
         import sqlalchemy as sa
@@ -198,6 +200,14 @@ class StateDatabase:
             sa.Column("updated", sa.Float, nullable=False),
             # The gateway whose record it is (sessions and jobs are served by one).
             sa.Column("owner", sa.String(64), nullable=False, index=True),
+        )
+        # The live gateways of the service: each writes its heartbeat every few seconds.
+        self.gateways_table = sa.Table(
+            self.GATEWAYS_TABLE,
+            self.metadata,
+            sa.Column("id", sa.String(64), primary_key=True),
+            sa.Column("url", sa.String(512), nullable=False),
+            sa.Column("heartbeat", sa.Float, nullable=False),
         )
         self._create_lock = threading.Lock()
         self._created = False
@@ -238,6 +248,78 @@ class StateDatabase:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    # -- the gateways of one service ---------------------------------------------------
+    def heartbeat(self, gateway: str, url: str) -> None:
+        """Say ``gateway`` is alive and serves at ``url``; raises :class:`StateWriteError`."""
+        from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+        table, now = self.gateways_table, time.time()
+        try:
+            for _ in range(3):
+                try:
+                    with self.engine.begin() as connection:
+                        update = (
+                            table.update()
+                            .where(table.c.id == gateway)
+                            .values(url=url, heartbeat=now)
+                        )
+                        if not connection.execute(update).rowcount:
+                            connection.execute(
+                                table.insert().values(id=gateway, url=url, heartbeat=now)
+                            )
+                        return
+                except IntegrityError:
+                    continue
+        except SQLAlchemyError as exc:
+            raise StateWriteError(f"Could not write to {self.display}: {_cause(exc)}") from exc
+
+    def leave(self, gateway: str) -> None:
+        """``gateway`` stops: the others may take over its records at once."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        table = self.gateways_table
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(table.delete().where(table.c.id == gateway))
+        except SQLAlchemyError as exc:
+            log.warning("Could not leave %s: %s", self.display, _cause(exc))
+
+    def alive(self, lease_s: float) -> dict[str, str]:
+        """The gateways whose last heartbeat is at most ``lease_s`` old, with their URLs."""
+        table = self.gateways_table
+        query = sa_select(table.c.id, table.c.url).where(table.c.heartbeat >= time.time() - lease_s)
+        with self.engine.connect() as connection:
+            return {str(gid): str(url) for gid, url in connection.execute(query)}
+
+    def owners(self) -> set[str]:
+        """Every gateway that owns a record (the service's own records have none)."""
+        table = self.records_table
+        query = sa_select(table.c.owner).where(table.c.owner != "").distinct()
+        with self.engine.connect() as connection:
+            return {str(owner) for (owner,) in connection.execute(query)}
+
+    def owner_of(self, kind: str, key: str) -> str | None:
+        """The gateway that owns the record ``kind``/``key``; None if there is none."""
+        table = self.records_table
+        query = sa_select(table.c.owner).where((table.c.kind == kind) & (table.c.key == key))
+        with self.engine.connect() as connection:
+            owner = connection.execute(query).scalar()
+        return None if owner is None else str(owner)
+
+    def take(self, kind: str, previous: str, new: str) -> list[tuple[str, bytes]]:
+        """Make ``new`` the owner of ``previous``'s records of ``kind``; the records it
+        got. Atomic per record: of two gateways taking at once, each record goes to one."""
+        table = self.records_table
+        statement = (
+            table.update()
+            .where((table.c.kind == kind) & (table.c.owner == previous))
+            .values(owner=new, updated=time.time())
+            .returning(table.c.key, table.c.record)
+        )
+        with self.engine.begin() as connection:
+            taken = [(str(key), bytes(record)) for key, record in connection.execute(statement)]
+        return sorted(taken)
 
 
 def _cause(exc: BaseException) -> str:

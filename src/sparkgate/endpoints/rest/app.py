@@ -28,6 +28,7 @@ from sparkgate.api.auth import CredentialKind, Principal
 from sparkgate.api.service import GatewayService
 from sparkgate.endpoints.rest.credentials import request_credentials
 from sparkgate.endpoints.rest.errors import error_body, error_response
+from sparkgate.endpoints.rest.forwarding import forward, forwarded
 from sparkgate.endpoints.rest.handlers import HANDLERS, Call, Handler, not_implemented
 from sparkgate.endpoints.rest.headers import SecurityHeaders
 from sparkgate.endpoints.rest.messages import (
@@ -91,6 +92,10 @@ def _endpoint(
     async def endpoint(request: Request) -> Response:
         try:
             check_content_type(request)
+            owner = await _owner(request, service, runner)
+            if owner is not None:
+                raw = await read_body(request, settings.max_body_size)
+                return await forward(request, owner, raw, settings.fetch_timeout + 60.0)
             principal = await _principal(request, service, runner)
             raw = await read_body(request, settings.max_body_size)
             call = Call(
@@ -109,6 +114,20 @@ def _endpoint(
 
     endpoint.__name__ = f"{route.name}_{version.name}"
     return endpoint
+
+
+async def _owner(request: Request, service: GatewayService, runner: ThreadRunner) -> str | None:
+    """The URL of the gateway of this service that serves the call's session, when it
+    is not this one (never for a call forwarded here already)."""
+    text = request.path_params.get("session_handle")
+    if text is None or forwarded(request):
+        return None
+    try:
+        handle = parse_session_handle(str(text))
+    except Exception:
+        return None  # the route answers a malformed handle itself
+    owner: str | None = await runner(lambda: service.session_owner(handle))
+    return owner
 
 
 async def _principal(

@@ -113,6 +113,21 @@ class JobManager:
         self._closing = False
         self._configured = list(self._hooks_configured)
         stored = self.store.load()
+        self._admit(stored)
+        if stored:
+            log.info("Loaded %d jobs from %s", len(stored), self.store.records.location)
+        self._started = True
+
+    def adopt(self, records: list[tuple[str, bytes]]) -> None:
+        """Take on the jobs of another gateway that ended (its records, now this
+        gateway's): as after a restart, its resumable streaming jobs wait for
+        :meth:`take_resumable`, its other unended jobs end FAILED with their hooks run."""
+        stored = self.store.recover(records)
+        self._admit(stored)
+        if stored:
+            log.info("Took over %d jobs of a gateway that ended", len(stored))
+
+    def _admit(self, stored: list[StoredJob]) -> None:
         with self._lock:
             for record in stored:
                 job = Job.from_info(record.info, record.bounded_rows)
@@ -123,12 +138,9 @@ class JobManager:
                 self._jobs.setdefault(record.info.job_id, job)
             evicted = self._evict()
         self._forget(evicted)
-        if stored:
-            log.info("Loaded %d jobs from %s", len(stored), self.store.records.location)
         for record in stored:
             if record.interrupted:
                 self._recover(record)
-        self._started = True
 
     def register_durable_hook(self, kind: str, factory: DurableHookFactory) -> None:
         """How to remake durable hooks of ``kind`` from their records (before :meth:`start`)."""

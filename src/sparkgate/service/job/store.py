@@ -126,13 +126,18 @@ class JobStore:
     def load(self) -> list[StoredJob]:
         """Every readable record; jobs found unended come back FAILED (and are saved
         so), but for streaming jobs that can be resumed: those stay RUNNING."""
-        found = []
-        now = time.time()
         try:
             records = self.records.load()
         except OSError as exc:
             log.error("Could not read the job store: %s", exc)
             return []
+        return self.recover(records)
+
+    def recover(self, records: list[tuple[str, bytes]]) -> list[StoredJob]:
+        """The jobs of ``records`` (this store's, or a dead gateway's just taken over),
+        those left unended by the process that ran them ended as :meth:`load` says."""
+        found = []
+        now = time.time()
         for key, text in records:
             try:
                 job = StoredJob.from_json(json.loads(text))

@@ -133,6 +133,11 @@ class SessionManager:
             self._sessions[session.handle] = session
         session.touch()
 
+    def has(self, handle: SessionHandle) -> bool:
+        """Whether ``handle`` names an open session (without marking it used)."""
+        with self._lock:
+            return handle in self._sessions
+
     def holds(self, session: Session) -> bool:
         """Whether ``session`` is one of the open sessions."""
         with self._lock:
