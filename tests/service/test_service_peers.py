@@ -1,7 +1,7 @@
 """Two gateways of one service (one state database, PostgreSQL): each serves its own
-sessions and tells where the other's are; when one stops, the other takes over its
-sessions (with their state) and its streaming job (from its checkpoint, each row
-once)."""
+sessions and tells where the other's are, catalogs made or dropped on one are so on
+the other; when one stops, the other takes over its sessions (with their state) and
+its streaming job (from its checkpoint, each row once)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
 from tests.postgres import PostgresServer
 
-from .conftest import make_service, run
+from .conftest import make_service, run, unique_name
 from .test_job_store import sequence_into_files, wait_for_rows
 from .test_state_database import state_url as state_url
 
@@ -61,6 +61,14 @@ def test_the_other_gateway_takes_over_sessions_and_jobs(
         assert a.session_owner(handle) is None
         assert b.session_owner(handle) == "http://a.example:8083"
         assert job_id not in {j.job_id for j in b.list_jobs()}
+        # Catalogs are the service's: one made on a is there on b, in an open session.
+        other = b.open_session(SessionEnvironment(session_name="on-b"))
+        catalog = unique_name("cat")
+        run(a, handle, f"CREATE CATALOG {catalog} WITH ('type' = 'generic_in_memory')")
+        _wait(lambda: (catalog,) in run(b, other, "SHOW CATALOGS"))
+        run(b, other, f"CREATE DATABASE {catalog}.shared")
+        run(a, handle, f"DROP CATALOG {catalog}")
+        _wait(lambda: (catalog,) not in run(b, other, "SHOW CATALOGS"))
 
         a.stop()  # it leaves: b takes over within a heartbeat
         _wait(lambda: job_id in {j.job_id for j in b.list_jobs()})

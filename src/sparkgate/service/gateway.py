@@ -237,6 +237,7 @@ class SparkGatewayService:
                 advertised_url(config.to_dict(), config.get(options.STATE_ADVERTISED_URL)),
                 config.get(options.STATE_LEASE).total_seconds(),
                 self._take_over,
+                self._follow_service,
             )
             if self._state is not None
             else None
@@ -639,6 +640,11 @@ class SparkGatewayService:
                 self._resume_after_restart(job)
         if images:
             log.warning("Took over %d sessions of gateway %s", len(images), gateway)
+
+    def _follow_service(self) -> None:
+        """Catalogs the other gateways of the service created, altered or dropped."""
+        if self._started and self._engine_alive():
+            self._catalogs.sync(self.spark)
 
     def session_owner(self, session: SessionHandle) -> str | None:
         if self._peers is None or self._state is None or self._sessions.has(session):

@@ -42,7 +42,8 @@ def advertised_url(config: Mapping[str, str], given: str) -> str:
 
 class ServicePeers:
     """This gateway among the others of its service: heartbeats, who is alive where,
-    and noticing a gateway that ended (``take_over`` is called with its name)."""
+    and noticing a gateway that ended (``take_over`` is called with its name).
+    ``follow`` runs at each heartbeat, to pick up what the others changed."""
 
     def __init__(
         self,
@@ -51,12 +52,14 @@ class ServicePeers:
         url: str,
         lease_s: float,
         take_over: Callable[[str], None],
+        follow: Callable[[], None] = lambda: None,
     ) -> None:
         self.database = database
         self.me = me
         self.url = url
         self.lease_s = lease_s
         self._take_over = take_over
+        self._follow = follow
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -105,5 +108,6 @@ class ServicePeers:
             try:
                 self.database.heartbeat(self.me, self.url)
                 self.check()
+                self._follow()
             except Exception as exc:  # the database is away: try again next time
                 log.warning("Service heartbeat failed: %s", exc)

@@ -96,28 +96,57 @@ class CatalogRegistry:
         a database that is down fails on first use, not the gateway's start)."""
         with self._lock:
             for definition in self._store.load():
-                try:
-                    catalog_type = self._type(definition)
-                    options = catalog_type.spark_options(definition)
-                    scratch = spark.newSession()
-                    plugins.apply_options(scratch, definition.name, options)
-                    catalog_type.restore(scratch, definition)
-                except ExecutionError as exc:
-                    log.error("Stored catalog %s is left out: %s", definition.name, exc.message)
-                    continue
-                except Exception as exc:
-                    log.error(
-                        "Stored catalog %s is left out: %s",
-                        definition.name,
-                        to_execution_error(exc).root_cause,
-                    )
-                    continue
-                self._definitions[definition.name] = definition
-                self._options[definition.name] = options
+                self._register(spark, definition)
             if self._definitions:
                 log.info(
                     "Catalogs from the catalog store: %s", ", ".join(sorted(self._definitions))
                 )
+
+    def _register(self, spark: SparkSession, definition: CatalogDefinition) -> bool:
+        """Make a stored catalog known (not yet to open sessions); False if it cannot be."""
+        try:
+            catalog_type = self._type(definition)
+            options = catalog_type.spark_options(definition)
+            scratch = spark.newSession()
+            plugins.apply_options(scratch, definition.name, options)
+            catalog_type.restore(scratch, definition)
+        except ExecutionError as exc:
+            log.error("Stored catalog %s is left out: %s", definition.name, exc.message)
+            return False
+        except Exception as exc:
+            log.error(
+                "Stored catalog %s is left out: %s",
+                definition.name,
+                to_execution_error(exc).root_cause,
+            )
+            return False
+        self._definitions[definition.name] = definition
+        self._options[definition.name] = options
+        return True
+
+    def sync(self, spark: SparkSession) -> None:
+        """Follow a store other gateways of the service write too (a state database):
+        catalogs they created, altered or dropped are so here, in every open session."""
+        stored = {d.name: d for d in self._store.load()}
+        with self._lock:
+            for name in [n for n in self._definitions if n not in stored]:
+                old = self._options.pop(name, {})
+                del self._definitions[name]
+                for session in self.live_sessions():
+                    plugins.remove_options(session, name, old)
+                    plugins.evict(session, name)
+                log.info("Catalog %s was dropped by another gateway", name)
+            for name, definition in stored.items():
+                if self._definitions.get(name) == definition:
+                    continue
+                old = self._options.get(name, {})
+                if not self._register(spark, definition):
+                    continue
+                for session in self.live_sessions():
+                    plugins.remove_options(session, name, old)
+                    plugins.apply_options(session, name, self._options[name])
+                    plugins.evict(session, name)
+                log.info("Catalog %s was created or altered by another gateway", name)
 
     def attach(self, spark: SparkSession) -> None:
         """Put every catalog into a session that opens, and keep it up to date."""
