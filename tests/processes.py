@@ -108,9 +108,11 @@ class StatementFailed(Exception):
 class Rest:
     """One session on a gateway's REST endpoint (Flink's API, V4)."""
 
-    def __init__(self, url: str, session: str | None = None) -> None:
-        """A new session, or the existing ``session``."""
-        self.http = httpx.Client(base_url=url, timeout=60)
+    def __init__(
+        self, url: str, session: str | None = None, http: httpx.Client | None = None
+    ) -> None:
+        """A new session, or the existing ``session``; over ``http`` if given."""
+        self.http = http or httpx.Client(base_url=url, timeout=60)
         if session is None:
             response = self.http.post("/v4/sessions", json={"sessionName": "e2e"})
             assert response.status_code == 200, response.text

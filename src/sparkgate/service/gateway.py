@@ -97,7 +97,7 @@ from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier
 from sparkgate.service.spark.pools import add_pool
-from sparkgate.service.state import StateDatabase, gateway_id
+from sparkgate.service.state import RecordTakenError, StateDatabase, gateway_id
 from sparkgate.service.statements.dispatch import (
     host_refusal,
     parsed_executor,
@@ -613,10 +613,21 @@ class SparkGatewayService:
         """Keep ``session``'s image in the session store (when sessions are persistent)."""
         if not self._persistent:
             return
-        with self._store_lock:
-            if self._sessions.holds(session):
-                image = session.image(session.operations.open_operations())
-                self._session_store.save(session.handle.identifier.hex, image)
+        try:
+            with self._store_lock:
+                if self._sessions.holds(session):
+                    image = session.image(session.operations.open_operations())
+                    self._session_store.save(session.handle.identifier.hex, image)
+        except RecordTakenError as exc:
+            # Another gateway of the service serves it now: calls go there from here on.
+            log.warning("Session %s: %s; closing it here", session.handle, exc)
+            threading.Thread(
+                target=self._let_go, args=(session.handle,), name="sparkgate-let-go", daemon=True
+            ).start()
+
+    def _let_go(self, handle: SessionHandle) -> None:
+        with contextlib.suppress(SessionNotFoundError):
+            self._sessions.close(handle)
 
     def _take_over(self, gateway: str) -> None:
         """Serve the sessions and jobs of ``gateway``, another gateway of this service

@@ -61,15 +61,21 @@ class ServicePeers:
         self._take_over = take_over
         self._follow = follow
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
         """Say this gateway is alive (raises :class:`~sparkgate.service.state.StateWriteError`
         when the database cannot be written), then keep saying it."""
         self.database.heartbeat(self.me, self.url)
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="sparkgate-peers", daemon=True)
-        self._thread.start()
+        # Heartbeats on a thread of their own: a slow take-over must not make this
+        # gateway look dead to the others.
+        self._threads = [
+            threading.Thread(target=self._beat, name="sparkgate-heartbeat", daemon=True),
+            threading.Thread(target=self._watch, name="sparkgate-peers", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
         log.info(
             "Gateway %s serves at %s among the gateways of %s",
             self.me,
@@ -80,9 +86,10 @@ class ServicePeers:
     def stop(self) -> None:
         """Stop the heartbeats and leave: the others take over what this gateway owns."""
         self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(self.lease_s)
+        threads, self._threads = self._threads, []
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(self.lease_s)
         self.database.leave(self.me)
 
     def url_of(self, gateway: str) -> str | None:
@@ -102,12 +109,17 @@ class ServicePeers:
             )
             self._take_over(gateway)
 
-    def _loop(self) -> None:
-        interval = max(self.lease_s / 3, 0.2)
-        while not self._stop.wait(interval):
+    def _beat(self) -> None:
+        while not self._stop.wait(max(self.lease_s / 3, 0.2)):
             try:
                 self.database.heartbeat(self.me, self.url)
-                self.check()
-                self._follow()
             except Exception as exc:  # the database is away: try again next time
                 log.warning("Service heartbeat failed: %s", exc)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(max(self.lease_s / 3, 0.2)):
+            try:
+                self.check()
+                self._follow()
+            except Exception as exc:
+                log.warning("Could not look at the other gateways of the service: %s", exc)

@@ -14,7 +14,9 @@ catalog's definition. :class:`Records` is that contract, with two homes:
   same URL see each other's records: the state of one service.
 
 A write that fails raises :class:`StateWriteError`, an :class:`OSError` for
-both homes, so a store handles a full disk and an unreachable database alike.
+both homes, so a store handles a full disk and an unreachable database alike;
+:class:`RecordTakenError` when another gateway of the service has taken the
+record over.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from sparkgate.api.errors import ConfigurationError
 __all__ = [
     "DatabaseRecords",
     "FileRecords",
+    "RecordTakenError",
     "Records",
     "StateDatabase",
     "StateWriteError",
@@ -52,6 +55,11 @@ _SUFFIX = ".json"
 
 class StateWriteError(OSError):
     """A record could not be written or deleted (disk, permissions, database)."""
+
+
+class RecordTakenError(StateWriteError):
+    """The record is another gateway's now: it took this gateway's records over while
+    this one was silent past its lease. This gateway must let go of it."""
 
 
 class Records(Protocol):
@@ -351,6 +359,9 @@ class DatabaseRecords:
         data = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
         table, now = self._table, time.time()
         match = (table.c.kind == self.kind) & (table.c.key == key)
+        if self.owner:
+            # Never over a record another gateway took over (this one was thought dead).
+            match &= table.c.owner == self.owner
         try:
             for _ in range(3):
                 try:
@@ -369,6 +380,10 @@ class DatabaseRecords:
                         )
                         return
                 except IntegrityError:
+                    if self.owner:
+                        raise RecordTakenError(
+                            f"{self.where(key)} is another gateway's now: it took it over"
+                        ) from None
                     continue  # inserted by another gateway meanwhile: update it
         except SQLAlchemyError as exc:
             raise StateWriteError(f"Could not write {self.where(key)}: {_cause(exc)}") from exc
@@ -379,10 +394,11 @@ class DatabaseRecords:
 
         table = self._table
         try:
+            match = (table.c.kind == self.kind) & (table.c.key == key)
+            if self.owner:
+                match &= table.c.owner == self.owner
             with self._database.engine.begin() as connection:
-                connection.execute(
-                    table.delete().where((table.c.kind == self.kind) & (table.c.key == key))
-                )
+                connection.execute(table.delete().where(match))
         except SQLAlchemyError as exc:
             raise StateWriteError(f"Could not remove {self.where(key)}: {_cause(exc)}") from exc
 

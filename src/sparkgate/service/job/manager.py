@@ -85,6 +85,7 @@ class JobManager:
         self.data_dir = data_dir.expanduser()
         # The job records: files under the data directory unless given (a state database).
         self.store = JobStore(records or self.data_dir / "jobs")
+        self.store.on_taken = self._let_go
         self._max_ended = max_ended
         self._ended_ttl_s = ended_ttl_s
         # Resolved now, so an unknown hook name fails before anything starts.
@@ -668,6 +669,19 @@ class JobManager:
                 except Exception:
                     break
                 time.sleep(_COMMIT_POLL_S)
+
+    def _let_go(self, job_id: str) -> None:
+        """Another gateway of the service took the job over (this one was silent past
+        its lease): stop running it here, writing nothing more of it."""
+
+        def let_go() -> None:  # not under the lock of the save that found it out
+            with self._lock:
+                job = self._jobs.pop(job_id, None)
+            if job is not None:
+                self._stop_queries(job)
+                log.warning("Job %s is another gateway's now: stopped here", job_id)
+
+        threading.Thread(target=let_go, name=f"sparkgate-let-go-{job_id}", daemon=True).start()
 
     def _stop_queries(self, job: Job) -> None:
         for query in job.queries:

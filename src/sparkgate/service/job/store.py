@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from sparkgate.api.jobs import JobInfo, JobStatus
-from sparkgate.service.state import FileRecords, Records
+from sparkgate.service.state import FileRecords, Records, RecordTakenError
 
 __all__ = ["RESTART_CAUSE", "SHUTDOWN_CAUSE", "JobStore", "StoredJob"]
 
@@ -109,11 +110,16 @@ class JobStore:
 
     def __init__(self, records: Path | Records) -> None:
         self.records: Records = FileRecords(records) if isinstance(records, Path) else records
+        #: Called with a job's id when another gateway of the service has taken it over.
+        self.on_taken: Callable[[str], None] = lambda job_id: None
 
     def save(self, job: StoredJob) -> None:
         """Write one record atomically; a failure is logged, never raised to the job."""
         try:
             self.records.put(job.info.job_id, job.to_json())
+        except RecordTakenError as exc:
+            log.warning("Job %s: %s", job.info.job_id, exc)
+            self.on_taken(job.info.job_id)
         except OSError as exc:
             log.warning("Could not store job %s: %s", job.info.job_id, exc)
 

@@ -24,7 +24,7 @@ from typing import Any
 from sparkgate.api.auth import Principal
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.service.session.recipe import SessionRecipe
-from sparkgate.service.state import FileRecords, Records
+from sparkgate.service.state import FileRecords, Records, RecordTakenError
 
 __all__ = ["SessionImage", "SessionStore"]
 
@@ -104,9 +104,13 @@ class SessionStore:
         )
 
     def save(self, name: str, image: SessionImage) -> None:
-        """Store ``image`` as ``name``; a failure is logged, never raised to the caller."""
+        """Store ``image`` as ``name``; a failure is logged, never raised to the caller,
+        but :class:`~sparkgate.service.state.RecordTakenError`: the session is another
+        gateway's now."""
         try:
             self.records.put(name, image.to_json())
+        except RecordTakenError:
+            raise
         except OSError as exc:
             log.warning("Could not store session %s: %s", image.handle, exc)
 
