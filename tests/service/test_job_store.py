@@ -224,3 +224,25 @@ def test_a_streaming_job_over_a_temporary_table_resumes_with_its_session_state(
         # The new gateway's sessions do not see the old session's temporary objects.
         with pytest.raises(ExecutionError):
             run(second, session, f"SELECT * FROM {src}")
+
+
+def test_checkpoints_and_savepoints_go_where_the_options_say(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    options = {
+        "execution.checkpointing.dir": f"file://{tmp_path / 'shared' / 'checkpoints'}/",
+        "execution.checkpointing.savepoint-dir": str(tmp_path / "shared" / "savepoints"),
+    }
+    with service_on(spark, tmp_path / "data", **options) as service:
+        session = open_session(service)
+        job_id = streaming_job(service, session)
+        checkpoint = service.describe_job(job_id).checkpoint
+        assert checkpoint == f"file://{tmp_path / 'shared' / 'checkpoints'}/{job_id}"
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "shared" / "checkpoints" / job_id).rglob("commits/0")):
+            assert time.monotonic() < deadline, "no checkpoint written"
+            time.sleep(0.5)
+        [(savepoint,)] = run(service, session, f"STOP JOB '{job_id}' WITH SAVEPOINT")
+        assert str(savepoint).startswith(str(tmp_path / "shared" / "savepoints" / "savepoint-"))
+        assert Path(str(savepoint)).is_dir()
+    assert not (tmp_path / "data" / "checkpoints" / job_id).exists()

@@ -30,6 +30,7 @@ __all__ = [
     "ALLOWED_HOST_STATEMENTS",
     "CATALOG_STORE_FILE_PATH",
     "CATALOG_STORE_KIND",
+    "CHECKPOINTING_DIR",
     "CHECKPOINTING_INTERVAL",
     "CTAS_ATOMICITY",
     "DATA_DIR",
@@ -58,6 +59,7 @@ __all__ = [
     "RESULT_SPOOL_RETENTION",
     "RESULT_SPOOL_SIZE",
     "RUNTIME_MODE",
+    "SAVEPOINT_DIR",
     "SAVEPOINT_PATH",
     "SERVICE_OPTIONS",
     "SESSION_CHECK_INTERVAL",
@@ -116,6 +118,22 @@ STATE_URL = string_option(
     "instead of in files and SQLite under the data directory. Gateways given the same URL "
     "share catalogs and workflows (each refresh fires once among them) and may take over "
     "each other's sessions and jobs. Empty: the data directory.",
+)
+
+CHECKPOINTING_DIR = string_option(
+    "execution.checkpointing.dir",
+    "",
+    "Where streaming jobs keep their checkpoints, one directory per job (a path or a "
+    "Hadoop URI: `hdfs://…`, `s3a://…`). Gateways of one service on several machines "
+    "need it on storage they all reach, to resume each other's jobs. Empty: "
+    "`<data-dir>/checkpoints`.",
+)
+
+SAVEPOINT_DIR = string_option(
+    "execution.checkpointing.savepoint-dir",
+    "",
+    "Where savepoints go (STOP JOB WITH SAVEPOINT, a stop of the gateway). Empty: "
+    "`<data-dir>/savepoints`.",
 )
 
 STATE_LEASE = duration_option(
@@ -598,6 +616,8 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_PERSISTENT,
     STATE_URL,
     STATE_LEASE,
+    CHECKPOINTING_DIR,
+    SAVEPOINT_DIR,
     STATE_ADVERTISED_URL,
     SHUTDOWN_TIMEOUT,
     SESSION_CHECK_INTERVAL,

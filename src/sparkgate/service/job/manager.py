@@ -81,8 +81,13 @@ class JobManager:
         ended_ttl_s: float = 3600.0,
         hook_names: Sequence[str] = (),
         records: Records | None = None,
+        checkpoint_dir: str = "",
+        savepoint_dir: str = "",
     ) -> None:
         self.data_dir = data_dir.expanduser()
+        # Paths or Hadoop URIs: each job's checkpoints, and new savepoints, go under them.
+        self._checkpoints = checkpoint_dir.rstrip("/") or str(self.data_dir / "checkpoints")
+        self._savepoints = savepoint_dir.rstrip("/") or str(self.data_dir / "savepoints")
         # The job records: files under the data directory unless given (a state database).
         self.store = JobStore(records or self.data_dir / "jobs")
         self.store.on_taken = self._let_go
@@ -216,9 +221,9 @@ class JobManager:
         if self._transition(job, _S.FAILED, expect=_LIVE, cause=RESTART_CAUSE):
             log.info("Job %s was cut off by the gateway's stop", job.id)
 
-    def _new_savepoint(self, job: Job) -> Path:
-        """Where a savepoint of ``job`` goes: a new directory under ``savepoints/``."""
-        return self.data_dir / "savepoints" / f"savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
+    def _new_savepoint(self, job: Job) -> str:
+        """Where a savepoint of ``job`` goes: a new directory under the savepoint dir."""
+        return f"{self._savepoints}/savepoint-{job.id[:6]}-{uuid.uuid4().hex[:12]}"
 
     @staticmethod
     def _cancel_work(job: Job) -> None:
@@ -238,8 +243,8 @@ class JobManager:
         if sc is not None and job.checkpoint is not None:
             target = self._new_savepoint(job)
             try:
-                copy_dir(sc, job.checkpoint, str(target))
-                job.savepoint = str(target)
+                copy_dir(sc, job.checkpoint, target)
+                job.savepoint = target
             except Exception:
                 log.warning("Job %s: no savepoint at the shutdown", job.id, exc_info=True)
         self._save(job)
@@ -336,7 +341,7 @@ class JobManager:
             self._jobs[job.id] = job
         self._forget(evicted)
         if streaming:
-            job.checkpoint = str(self.data_dir / "checkpoints" / job.id)
+            job.checkpoint = f"{self._checkpoints}/{job.id}"
         log.info("Job %s (%s) CREATED", job.id, job.name)
         self._save(job)
         run_hooks(self._shared_hooks(), job.info())
@@ -635,11 +640,11 @@ class JobManager:
         assert job.checkpoint is not None
         target = self._new_savepoint(job)
         try:
-            copy_dir(sc, job.checkpoint, str(target))
+            copy_dir(sc, job.checkpoint, target)
         except BaseException:
             self._transition(job, _S.CANCELED)
             raise
-        job.savepoint = str(target)
+        job.savepoint = target
         log.info("Job %s stopped with savepoint %s", job.id, target)
         self._transition(job, _S.FINISHED)
         return job
