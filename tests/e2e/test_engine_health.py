@@ -198,16 +198,24 @@ def hs2_attempt(port: int) -> dict[str, Any]:
     return run_client(python, _HS2_CLIENT, str(port), timeout=120)  # type: ignore[no-any-return]
 
 
+def operation_status(http: httpx.Client, session: str, op: str) -> httpx.Response:
+    return http.get(f"/v4/sessions/{session}/operations/{op}/status")
+
+
 def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
     hs2_port = free_port()
-    hs2 = (
+    options = (
         "-Dsql-gateway.endpoint.type=rest,hiveserver2",
         f"-Dsql-gateway.endpoint.hiveserver2.port={hs2_port}",
+        # The engine stays down long enough to ask the gateway about it.
+        "-Dsql-gateway.engine.restart-backoff=15s",
     )
-    with gateway(tmp_path, *hs2) as (http, proc):
+    with gateway(tmp_path, *options) as (http, proc):
         assert hs2_attempt(hs2_port) == {"rows": [[1]]}
         status = gateway_status(tmp_path)
         assert status.returncode == 0 and ": ready" in status.stdout, status.stdout
+        info = http.get("/v1/info")
+        assert info.status_code == 200 and info.json()["sparkVersion"], info.text
         session = open_session(http).json()["sessionHandle"]
         # A session whose temporary view reads files that are gone by the death.
         files = tmp_path / "files"
@@ -218,17 +226,45 @@ def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
             http, doomed, f"CREATE TEMPORARY VIEW f USING parquet OPTIONS (path '{files}')"
         )
         assert page.status_code == 200, page.text
+        victim = open_session(http).json()["sessionHandle"]
+        cut: list[str] = []
         jvm = engine_jvm(proc)
 
         def kill() -> None:
+            # A statement running at the death (long enough never to end on its own).
+            answer = http.post(
+                f"/v4/sessions/{victim}/statements",
+                json={"statement": "SELECT max(hash(id)) FROM range(0, 1000000000000, 1, 2)"},
+            )
+            assert answer.status_code == 200, answer.text
+            cut.append(answer.json()["operationHandle"])
+            wait_until(
+                lambda: operation_status(http, victim, cut[0]).json()["status"] == "RUNNING",
+                "the statement runs",
+            )
             shutil.rmtree(files)
             os.kill(jvm.pid, signal.SIGKILL)
-            # HiveServer2 clients get a clear error while the engine is down, never a hang.
             wait_until(lambda: http.get("/health/ready").status_code == 503, "engine down")
+            # /v1/info keeps Flink's meaning: it answers whatever the engine's state.
+            down_info = http.get("/v1/info")
+            assert down_info.status_code == 200, down_info.text
+            assert down_info.json() == info.json()
+            # The operator's command says the gateway is not ready, and why.
+            down = gateway_status(tmp_path)
+            assert down.returncode == 3, (down.returncode, down.stdout)
+            assert "NOT ready: engine DOWN" in down.stdout and "signal 9" in down.stdout
+            # HiveServer2 clients get a clear error while the engine is down, never a hang.
             refused = hs2_attempt(hs2_port)
             assert "engine" in refused.get("error", ""), refused
+            assert http.get("/health/ready").status_code == 503, "the engine was held down"
 
         see_it_die_and_heal(http, proc, session, kill, "signal 9")
+        # The statement cut off by the death ended in ERROR, and says why.
+        ended = operation_status(http, victim, cut[0])
+        assert ended.status_code == 200 and ended.json() == {"status": "ERROR"}, ended.text
+        fetched = http.get(f"/v4/sessions/{victim}/operations/{cut[0]}/result/0")
+        assert fetched.status_code == 503, fetched.text
+        assert "engine stopped" in fetched.text and "signal 9" in fetched.text, fetched.text
         lost, _ = run(http, doomed, "SELECT * FROM f")
         assert lost.status_code == 404
         assert "lost with the Spark engine" in lost.text and "signal 9" in lost.text
@@ -236,6 +272,7 @@ def test_a_killed_engine_jvm_is_replaced(tmp_path: Path) -> None:
         status = gateway_status(tmp_path)
         assert status.returncode == 0, status.stdout
         assert "ready" in status.stdout and "engine restarts: 1" in status.stdout
+        assert http.get("/v1/info").json() == info.json()
 
 
 def test_an_engine_out_of_memory_is_replaced(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.endpoints.rest.server import RestEndpoint
-from sparkgate.sql.secrets import HIDDEN
+from sparkgate.sql.secrets import HIDDEN, configure_redaction
 from tests.rest.conftest import settings
 
 from .conftest import make_service, run
@@ -48,3 +48,24 @@ def test_secret_values_are_masked_everywhere_they_are_shown(
     finally:
         endpoint.stop()
         service.stop()
+
+
+def test_the_configured_redaction_regex_decides_what_is_masked(spark: SparkSession) -> None:
+    service = make_service(spark, **{"spark.redaction.regex": "(?i)secret|password|mykey"})
+    endpoint = RestEndpoint(service, settings())
+    endpoint.start()
+    try:
+        with httpx.Client(base_url=endpoint.address, timeout=60) as http:
+            properties = {"spark.app.mykey": SECRET, "spark.app.color": "blue-or-green"}
+            rest = http.post("/v1/sessions", json={"properties": properties})
+            shown = http.get(f"/v1/sessions/{rest.json()['sessionHandle']}").json()
+        config = shown["properties"]
+        assert config["spark.app.mykey"] == HIDDEN  # Spark's default would show it
+        assert config["spark.app.color"] == "blue-or-green"
+        handle = service.open_session(SessionEnvironment())
+        run(service, handle, f"SET 'other.mykey' = '{SECRET}-2'")
+        assert run(service, handle, "SET 'other.mykey'") == [("other.mykey", HIDDEN)]
+    finally:
+        endpoint.stop()
+        service.stop()
+        configure_redaction({})  # the process's pattern: Spark's default for later tests

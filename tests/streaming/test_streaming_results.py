@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkgate.api.errors import ExecutionError
+from sparkgate.api.errors import ConfigurationError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.results import RowKind
 from sparkgate.api.session import SessionEnvironment
@@ -51,7 +51,9 @@ def spark_of(service: SparkGatewayService, session: SessionHandle) -> SparkSessi
 def test_runtime_mode_is_validated(
     stream_service: SparkGatewayService, session: SessionHandle
 ) -> None:
-    with pytest.raises(ExecutionError, match="valid values: batch, streaming"):
+    # Refused as it is submitted (a 400), naming the key and what it takes.
+    expected = r"Invalid value 'fast' for execution\.runtime-mode"
+    with pytest.raises(ConfigurationError, match=expected):
         run(stream_service, session, "SET 'execution.runtime-mode' = 'fast'")
 
 

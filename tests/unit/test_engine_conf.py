@@ -120,3 +120,33 @@ def test_users_shuffle_partitions_win_and_clusters_keep_sparks_default(tmp_path:
 def test_local_star_uses_the_cores_this_process_may_use(tmp_path: Path) -> None:
     conf = build_spark_conf({}, tmp_path)
     assert conf["spark.sql.shuffle.partitions"] == str(available_cores())
+
+
+@pytest.mark.parametrize(
+    ("given", "limit"),
+    [
+        ({}, "512m"),  # a quarter of the default 2g driver
+        ({"spark.driver.memory": "4g"}, "1024m"),
+        ({"spark.driver.memory": "4096m"}, "1024m"),
+        ({"spark.driver.memory": "3g"}, "768m"),
+        ({"spark.driver.memory": "2g", "spark.driver.maxResultSize": "0"}, "0"),  # no limit
+        ({"spark.driver.memory": "8g", "spark.driver.maxResultSize": "3g"}, "3g"),
+    ],
+)
+def test_max_result_size_is_a_quarter_of_the_driver_unless_given(
+    tmp_path: Path, given: dict[str, str], limit: str
+) -> None:
+    assert build_spark_conf(given, tmp_path)["spark.driver.maxResultSize"] == limit
+
+
+def test_fair_scheduling_by_default_and_the_users_allocation_file_reaches_spark(
+    tmp_path: Path,
+) -> None:
+    assert build_spark_conf({}, tmp_path)["spark.scheduler.mode"] == "FAIR"
+    assert "spark.scheduler.allocation.file" not in build_spark_conf({}, tmp_path)
+    pools = str(tmp_path / "fairscheduler.xml")
+    conf = build_spark_conf({"spark.scheduler.allocation.file": pools}, tmp_path)
+    assert conf["spark.scheduler.allocation.file"] == pools
+    assert conf["spark.scheduler.mode"] == "FAIR"
+    fifo = build_spark_conf({"spark.scheduler.mode": "FIFO"}, tmp_path)
+    assert fifo["spark.scheduler.mode"] == "FIFO"

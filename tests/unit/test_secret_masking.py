@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from sparkgate.api.errors import ConfigurationError
 from sparkgate.sql import secrets
 from sparkgate.sql.secret_logs import (
     MaskingLogRecord,
@@ -20,7 +21,9 @@ from sparkgate.sql.secret_logs import (
 )
 from sparkgate.sql.secrets import (
     HIDDEN,
+    configure_redaction,
     forget_secret_values,
+    is_sensitive,
     mask_secrets,
     masked_options,
     masked_statement,
@@ -35,6 +38,7 @@ def no_remembered_values() -> Iterator[None]:
     saved = (dict(secrets._recent), set(secrets._pinned))
     forget_secret_values()
     yield
+    configure_redaction({})  # Spark's default pattern again
     forget_secret_values()
     for value in saved[1]:
         remember_secret(value, pinned=True)
@@ -79,6 +83,63 @@ def no_remembered_values() -> Iterator[None]:
 )
 def test_mask_secrets(text: str, expected: str) -> None:
     assert mask_secrets(text) == expected
+
+
+def test_sparks_default_redaction_regex_decides_when_none_is_configured() -> None:
+    configure_redaction({"sql-gateway.endpoint.type": "rest"})
+    for key in (
+        "spark.hadoop.fs.s3a.secret.key",
+        "spark.hadoop.fs.s3a.access.key",
+        "fs.s3a.AccessKey",
+        "spark.hadoop.google.cloud.auth.credential.file",  # 'credential': Spark 4's default
+        "my.password",
+    ):
+        assert is_sensitive(key), key
+    assert not is_sensitive("spark.mykey.value")
+    assert mask_secrets("SET spark.hadoop.fs.s3a.secret.key=wJalr-default") == (
+        f"SET spark.hadoop.fs.s3a.secret.key={HIDDEN}"
+    )
+
+
+def test_a_configured_redaction_regex_decides_which_keys_are_secret() -> None:
+    configure_redaction({"spark.redaction.regex": "(?i)secret|password|mykey"})
+    assert is_sensitive("spark.hadoop.fs.s3a.secret.key")
+    assert is_sensitive("spark.app.MyKey")
+    # It replaces Spark's default, as in Spark; Flink's sensitive keys stay secret.
+    assert not is_sensitive("spark.hadoop.fs.s3a.access.key")
+    assert is_sensitive("my.api.token") and is_sensitive("my.apikey")
+    assert masked_options({"spark.app.mykey": "value-of-mykey", "color": "blue"}) == {
+        "spark.app.mykey": HIDDEN,
+        "color": "blue",
+    }
+    assert mask_secrets("value-of-mykey") == HIDDEN  # remembered under its key
+    assert masked_statement("SET 'spark.app.mykey' = 'in-a-statement'") == (
+        f"SET 'spark.app.mykey' = '{HIDDEN}'"
+    )
+    # Free text with a key only the configured pattern makes secret (no Flink word).
+    assert mask_secrets("Map(app.mykey -> k-in-text, x -> y)") == (
+        f"Map(app.mykey -> {HIDDEN}, x -> y)"
+    )
+    remember_secrets({"spark.gateway.mykey": "pinned-mykey"}, pinned=True)
+    assert mask_secrets("echo pinned-mykey") == f"echo {HIDDEN}"
+    configure_redaction({})
+    assert not is_sensitive("spark.app.mykey")
+    assert mask_secrets("SET spark.app.mykey=shown") == "SET spark.app.mykey=shown"
+
+
+def test_an_anchored_redaction_regex_is_found_within_a_text() -> None:
+    # Spark matches the pattern against the key: '^' is the key's start, not the text's.
+    configure_redaction({"spark.redaction.regex": r"^internal\."})
+    assert is_sensitive("internal.signing") and not is_sensitive("spark.internal.signing")
+    assert mask_secrets("failed: SET internal.signing=abc, spark.internal.signing=def") == (
+        f"failed: SET internal.signing={HIDDEN}, spark.internal.signing=def"
+    )
+
+
+def test_a_redaction_regex_that_does_not_compile_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match=r"spark\.redaction\.regex"):
+        configure_redaction({"spark.redaction.regex": "(?i)secret|("})
+    assert is_sensitive("spark.hadoop.fs.s3a.access.key")  # the one in force is kept
 
 
 def test_values_seen_under_a_secret_key_are_masked_without_it() -> None:

@@ -110,10 +110,16 @@ from sparkgate.service.statements.parse_limit import ParseLimit, ParseTimeoutErr
 from sparkgate.service.statements.parser import parse_statement
 from sparkgate.service.statements.replan import Replan
 from sparkgate.service.statements.results import table_result
+from sparkgate.service.statements.settings_check import check_overlay, check_set
 from sparkgate.service.statements.table_as import HOOK_KIND as TABLE_AS_HOOK
 from sparkgate.service.statements.table_as import TableAsSelectHook
 from sparkgate.service.streaming.strategy import restarter
-from sparkgate.sql.secrets import mask_secrets, masked_options, remember_secrets
+from sparkgate.sql.secrets import (
+    configure_redaction,
+    mask_secrets,
+    masked_options,
+    remember_secrets,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -196,9 +202,11 @@ class SparkGatewayService:
     def __init__(self, config: Configuration, spark: SparkSession | None = None) -> None:
         self.config = config
         # Its secret values are masked wherever they show (logs, operation logs, errors).
+        configure_redaction(config.to_dict())  # spark.redaction.regex, as Spark reads it
         remember_secrets(config.to_dict(), pinned=True)
         self._spark = spark
         self._owns_spark = False
+        self._spark_version: str | None = None  # of the engine's last start (for /v1/info)
         self._buffer_rows = config.get(options.RESULT_BUFFER_ROWS)
         self._batch_rows = config.get(options.RESULT_BATCH_ROWS)
         self._buffer_bytes = config.get(options.RESULT_BUFFER_SIZE)
@@ -281,6 +289,8 @@ class SparkGatewayService:
             ended_ttl_s=config.get(options.JOBSTORE_EXPIRATION_TIME).total_seconds(),
             hook_names=hook_names,
             records=None if self._state is None else self._state.records("jobs", self.gateway_id),
+            checkpoint_dir=config.get(options.CHECKPOINTING_DIR),
+            savepoint_dir=config.get(options.SAVEPOINT_DIR),
         )
         self._catalogs = CatalogRegistry(_catalog_store(config, self._state), load_catalog_types())
         # Made now, so a wrong authenticator option stops the gateway before it serves.
@@ -386,6 +396,7 @@ class SparkGatewayService:
             data_dir = Path(self.config.get(options.DATA_DIR))
             self._spark = start_spark(spark_conf, data_dir)
             self._owns_spark = True
+        self._spark_version = self.spark.version
         self._catalogs.load(self.spark)
         if not engine_only:
             self._job_manager.start()
@@ -1047,6 +1058,7 @@ class SparkGatewayService:
         }
         try:
             self._check_length(statement)
+            check_overlay(target, config)  # a bad typed value: a 400 naming its key, now
             kind = self._refuse_at_once(target, statement)
         except GatewayError as exc:
             self.audit.statement(statement, outcome="REFUSED", error=_first_line(exc), **who)
@@ -1108,6 +1120,7 @@ class SparkGatewayService:
         message = host_refusal(session, parsed)
         if message is not None:
             raise UnsupportedStatementError(message)
+        check_set(session, parsed)  # SET of a value its typed option cannot take
         return type(parsed).__name__
 
     def submit_operation(
@@ -1193,7 +1206,12 @@ class SparkGatewayService:
 
     # -- utilities ---------------------------------------------------------------
     def get_gateway_info(self) -> GatewayInfo:
-        return GatewayInfo("sparkgate", version(), self.spark.version)
+        # Answered whatever the engine's state: the version known from its last start,
+        # never a call into a JVM that may be dead or not there during a restart.
+        engine = self._spark_version
+        if engine is None:  # not started yet
+            engine = self.spark.version
+        return GatewayInfo("sparkgate", version(), engine)
 
     def complete_statement(
         self, session: SessionHandle, statement: str, position: int

@@ -21,11 +21,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 
+from sparkgate.api.errors import ConfigurationError
 from sparkgate.sql.lexer import TokenKind, tokenize, unquote
 
 __all__ = [
     "HIDDEN",
+    "REDACTION_REGEX_KEY",
     "SENSITIVE_KEYS",
+    "SPARK_REDACTION_REGEX",
+    "configure_redaction",
     "forget_secret_values",
     "is_sensitive",
     "mask_secrets",
@@ -50,12 +54,37 @@ SENSITIVE_KEYS = (
     "http-headers",
 )
 HIDDEN = "******"
-# Spark's default spark.redaction.regex, which its UI and logs mask by.
-_SPARK_REDACTION_PATTERN = r"secret|password|token|access[.]?key"
-_SPARK_REDACTION = re.compile(f"(?i){_SPARK_REDACTION_PATTERN}")
-# A text without any of these words (lower-cased) holds no secret key: the cheap
-# test that lets most log records through untouched (faster than a regex).
-_HINTS = (*SENSITIVE_KEYS, "access.key", "accesskey")
+# Spark's option naming its secret keys (a key it matches, searched as Java's
+# find() does, is secret), and its default (Spark 4.3's SECRET_REDACTION_PATTERN).
+REDACTION_REGEX_KEY = "spark.redaction.regex"
+SPARK_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|credential"
+# A text without any of these words (lower-cased) holds no key that Flink's words or
+# Spark's default pattern make secret: the cheap test that lets most log records
+# through untouched (faster than a regex).
+_HINTS = (*SENSITIVE_KEYS, "access.key", "accesskey", "credential")
+# What may make a configured pattern match a key but not the same key within a
+# longer text (anchors, word boundaries, look-arounds): such a pattern has no cheap
+# test, every text is scanned for pairs.
+_CONTEXT_SENSITIVE = re.compile(r"[\^$]|\\[AZzGbB]|\(\?<?[=!]")
+
+
+class _Redaction:
+    """Spark's side of what is secret: the ``spark.redaction.regex`` in force."""
+
+    def __init__(self, regex: str) -> None:
+        try:
+            self.pattern = re.compile(regex)
+        except re.error as exc:
+            raise ConfigurationError(
+                f"{REDACTION_REGEX_KEY} is not a regular expression: {regex!r} ({exc})"
+            ) from exc
+        self.regex = regex
+        self.default = regex == SPARK_REDACTION_REGEX
+        # Whether a text holding a key the pattern matches is itself matched.
+        self.in_text = not _CONTEXT_SENSITIVE.search(regex)
+
+
+_redaction = _Redaction(SPARK_REDACTION_REGEX)
 
 # One key or value: a SQL string ('' or \ escapes), a JSON/Java string, a
 # back-quoted name; a bare key is a dotted name; a bare value runs to a delimiter.
@@ -89,12 +118,31 @@ _pinned: set[str] = set()
 _values: tuple[str, ...] = ()
 
 
+def configure_redaction(config: Mapping[str, str]) -> None:
+    """Make ``config``'s ``spark.redaction.regex`` (Spark's default when it has
+    none) decide, with Flink's sensitive keys, which keys are secret: as Spark's
+    UI and logs decide with the same configuration. The gateway's configuration,
+    before its values are remembered (:func:`remember_secrets`).
+
+    Raises:
+        ConfigurationError: the value is not a regular expression (Python's
+            ``re``; Spark's Java patterns are the same for the usual words,
+            alternatives, classes and ``(?i)``).
+    """
+    global _redaction
+    regex = config.get(REDACTION_REGEX_KEY) or SPARK_REDACTION_REGEX
+    if regex != _redaction.regex:
+        _redaction = _Redaction(regex)
+        is_sensitive.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def is_sensitive(key: str) -> bool:
     """Whether the value of option ``key`` must never be shown (Flink's sensitive keys
-    and Spark's redaction pattern, e.g. ``spark.hadoop.fs.s3a.secret.key``)."""
+    and Spark's ``spark.redaction.regex``, e.g. ``spark.hadoop.fs.s3a.secret.key``
+    by its default; see :func:`configure_redaction`)."""
     lowered = key.lower()
-    return any(word in lowered for word in SENSITIVE_KEYS) or bool(_SPARK_REDACTION.search(key))
+    return any(word in lowered for word in SENSITIVE_KEYS) or bool(_redaction.pattern.search(key))
 
 
 def remember_secret(value: str, *, pinned: bool = False) -> None:
@@ -208,8 +256,14 @@ def mask_secrets(text: str) -> str:
 
 
 def _names_secret_key(text: str) -> bool:
+    """False only if ``text`` holds no secret key (True may be wrong: a hint)."""
+    redaction = _redaction
     lowered = text.lower()
-    return any(word in lowered for word in _HINTS)
+    if redaction.default:
+        return any(word in lowered for word in _HINTS)
+    if any(word in lowered for word in SENSITIVE_KEYS):
+        return True
+    return not redaction.in_text or redaction.pattern.search(text) is not None
 
 
 def _mask_pairs(text: str, found: list[str]) -> str:

@@ -55,6 +55,9 @@ def _basic_credentials(header: str | None) -> tuple[str, str] | None:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The listen backlog, as the binary transport's: socketserver's 5 makes each
+    # connection past it in a burst wait for the client's SYN retry (about 1 s).
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], owner: HttpServer) -> None:
         self.owner = owner

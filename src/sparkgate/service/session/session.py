@@ -177,13 +177,7 @@ class Session:
         Raises:
             ConfigurationError: ``value`` is not of ``key``'s type or choices.
         """
-        self.check_settable(key)
-        option = _TYPED_OPTIONS.get(key)
-        if option is not None:
-            try:
-                option.parse(value)
-            except ValueError as exc:
-                raise ConfigurationError(f"Invalid value {value!r} for {key}: {exc}") from exc
+        self.check_setting(key, value)
         with self._lock:
             if key in _TIME_ZONE_KEYS:
                 self._set_time_zone(key, value)
@@ -191,6 +185,22 @@ class Session:
             if is_spark_key(key):
                 self._apply_spark(key, value)
             self._properties[key] = value
+
+    def check_setting(self, key: str, value: str) -> None:
+        """Refuse what :meth:`set` refuses, changing nothing: a denied Spark setting,
+        or a value a typed gateway option cannot take (the option's own parse error).
+        A statement's SET and its own options are checked so as they are submitted.
+
+        Raises:
+            ConfigurationError: naming ``key`` and what it takes.
+        """
+        self.check_settable(key)
+        option = _TYPED_OPTIONS.get(key)
+        if option is not None:
+            try:
+                option.parse(value)
+            except ValueError as exc:
+                raise ConfigurationError(f"Invalid value {value!r} for {key}: {exc}") from exc
 
     def check_settable(self, key: str) -> None:
         """Refuse a Spark setting of ``sql-gateway.security.denied-spark-settings``.

@@ -23,6 +23,8 @@ _UNDEFINED = "<undefined>"  # Spark's SET answer for a key without a value
 
 
 def set_option(context: StatementContext, statement: Set) -> Execution:
+    # The typed option's own refusal (a 400 naming the key) first, as at submit.
+    context.session.check_setting(statement.key, statement.value)
     check_option(statement.key, statement.value)
     context.session.set(statement.key, statement.value)
     return ok_result()
