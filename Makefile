@@ -28,7 +28,7 @@ PYTEST_WORKERS ?= 0
 XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 ARGS ?=
 
-.PHONY: help run test test-unit test-fast lint layers typecheck pytest check-java venv dev-venv \
+.PHONY: help run test test-unit test-fast test-cluster lint layers typecheck pytest check-java venv dev-venv \
 	clean distclean
 
 help:
@@ -36,6 +36,7 @@ help:
 	@echo "make test       ruff, mypy, import layers, then the whole pytest suite (every tier)"
 	@echo "make test-unit  the unit tier only: no JVM, in seconds (pytest -m unit)"
 	@echo "make test-fast  unit and service tiers: no gateway processes, no third-party clients"
+	@echo "make test-cluster  the end-to-end tests on a Spark standalone cluster (master + 2 workers)"
 	@echo "make lint       ruff check src tests"
 	@echo "make layers     import-linter layer contracts"
 	@echo "make typecheck  mypy --strict on src/"
@@ -108,6 +109,18 @@ test-unit: $(DEV_STAMP)
 
 test-fast: $(DEV_STAMP)
 	$(BIN)/pytest --timeout=300 $(XDIST) -m "not e2e and not clients and not defaults" $(PYTEST_ARGS)
+
+# The end-to-end tests with every test gateway on a Spark standalone cluster (a master
+# and two workers on loopback, started by tests/conftest.py from pyspark's classes):
+# REST, HiveServer2 and its clients, the SQL client, streaming, CTAS, materialized
+# tables, restarts, two gateways behind a proxy, a PostgreSQL metastore.
+CLUSTER_TESTS := tests/e2e/test_materialized_e2e.py tests/e2e/test_table_as_select_e2e.py \
+	tests/e2e/test_restart.py tests/e2e/test_two_gateways.py tests/e2e/test_postgres_metastore.py \
+	tests/e2e/test_engine_health.py tests/e2e/test_flink_client.py tests/e2e/test_flink_jdbc_driver.py \
+	tests/e2e/test_secure_deployment.py tests/hiveserver2/test_clients.py tests/client/test_repl.py
+
+test-cluster: $(DEV_STAMP) check-java
+	SPARKGATE_TEST_CLUSTER=standalone $(BIN)/pytest --timeout=900 $(CLUSTER_TESTS) $(PYTEST_ARGS)
 
 # Benchmark-only client packages (PyHive, thrift, psutil) go into the same venv.
 BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp

@@ -33,6 +33,7 @@ import pytest
 # test that asks for one.
 from tests.ldap_server import slapd as slapd
 from tests.postgres import postgres as postgres
+from tests.processes import MASTER_ENV
 from tests.tls import certificates as certificates
 
 if TYPE_CHECKING:
@@ -161,6 +162,29 @@ def pytest_runtest_protocol(
         return (yield)
     finally:
         _in_unit_test = False
+
+
+#: ``make test-cluster`` sets it: the gateways the tests start run on a standalone cluster.
+CLUSTER_ENV = "SPARKGATE_TEST_CLUSTER"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """With ``SPARKGATE_TEST_CLUSTER=standalone``: a Spark master and two workers
+    (three cores each) on loopback, started from pyspark's own classes for the whole
+    run, and every test gateway pointed at it (tests/processes.spark_options)."""
+    if os.environ.get(CLUSTER_ENV, "").strip() != "standalone":
+        yield
+        return
+    from sparkgate.server.cluster import LocalCluster
+
+    directory = tmp_path_factory.mktemp("cluster")
+    with LocalCluster(2, cores=3, memory="3g", directory=directory) as cluster:
+        os.environ[MASTER_ENV] = cluster.master_url
+        try:
+            yield
+        finally:
+            os.environ.pop(MASTER_ENV, None)
 
 
 @pytest.fixture(scope="session")

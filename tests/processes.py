@@ -27,11 +27,34 @@ __all__ = [
     "kill_with_spark",
     "log_tail",
     "read_until_running",
+    "spark_options",
     "wait_for",
 ]
 
 #: A user's environment, without a configuration directory of the machine's.
 ENV = {**os.environ, "SPARKGATE_CONF_DIR": ""}
+
+#: The Spark master of the gateways the end-to-end tests start; ``make test-cluster``
+#: points it at a standalone cluster (tests/conftest.py starts one).
+MASTER_ENV = "SPARKGATE_TEST_MASTER"
+
+
+def spark_options(local: str = "local[2]") -> list[str]:
+    """``-Dspark.master=…`` for a test gateway: ``local`` (a test's own choice of
+    cores), or the cluster of ``make test-cluster`` with what its executors need."""
+    master = os.environ.get(MASTER_ENV, "").strip()
+    if not master:
+        return [f"-Dspark.master={local}"]
+    cores = local.removeprefix("local[").removesuffix("]")
+    return [
+        f"-Dspark.master={master}",
+        # As many one-core executors as the test's local[N] has threads: a standalone
+        # application otherwise takes every core, and a second gateway gets none.
+        f"-Dspark.cores.max={cores if cores.isdigit() else 2}",
+        "-Dspark.executor.cores=1",
+        "-Dspark.executor.memory=640m",
+        f"-Dspark.pyspark.python={sys.executable}",
+    ]
 
 
 def free_port() -> int:
@@ -195,7 +218,7 @@ def gateway(
     options = [
         f"-Dsql-gateway.data-dir={data_dir}",
         f"-Dsql-gateway.endpoint.rest.port={port}",
-        "-Dspark.master=local[2]",
+        *spark_options(),
         "-Dspark.ui.enabled=false",
         "-Dspark.sql.shuffle.partitions=4",
         # ENDLESS sleeps in its tasks with reflect(), off by default.

@@ -5,7 +5,8 @@ then finishes what it started; a :class:`Failure` is recorded by kind and the
 loop goes on (after Retry-After for the documented 503 of a restarting
 engine, with a new session when its session is gone). REST loops heartbeat
 their session while they wait, as Flink's clients do, so only the sessions
-left on purpose expire.
+left on purpose expire. The soak kills the engine once (bench/soak/restart.py):
+the streaming job must commit batches again on the new engine.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "JsonReader",
     "SessionChurn",
     "StreamingJob",
+    "last_committed_batch",
     "make_clients",
 ]
 
@@ -72,6 +74,11 @@ class Context:
     engine_back_at: float | None = None
     # Set while a big SELECT runs: the live heap is not sampled then (its batches).
     big_running: threading.Event = field(default_factory=threading.Event)
+    # The soak's planned kills of the engine so far (bench/soak/restart.py).
+    engine_kills: int = 0
+    # The streaming job's checkpoint directory, and its last batch committed at the kill.
+    streaming_checkpoint: Path | None = None
+    batch_at_kill: int | None = None
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -80,6 +87,17 @@ class Context:
     def heartbeat_s(self) -> float:
         idle, _ = self.settings.session_expiry()
         return max(1.0, idle / 3)
+
+
+def last_committed_batch(checkpoint: Path | None) -> int:
+    """The last batch a streaming job's queries committed: the highest entry of Spark's
+    commit log (``<checkpoint>/<query>/commits/<batch>``; Spark deletes the old ones,
+    so their count stops growing); -1 without a checkpoint or a commit."""
+    if checkpoint is None:
+        return -1
+    return max(
+        (int(e.name) for e in checkpoint.glob("*/commits/*") if e.name.isdigit()), default=-1
+    )
 
 
 class Client(threading.Thread):
@@ -295,7 +313,9 @@ class Hs2Client(Client):
 
 
 class StreamingJob(RestClient):
-    """A streaming INSERT from datagen into blackhole that must stay RUNNING."""
+    """A streaming INSERT from datagen into blackhole that must stay RUNNING and,
+    after the engine was killed, commit batches again on the new engine (it resumes
+    from its checkpoint: docs/operations.md, Engine health)."""
 
     kind = "streaming"
     _DDL = (
@@ -307,9 +327,12 @@ class StreamingJob(RestClient):
     )
     _INSERT = "INSERT INTO soak_sink SELECT id, upper(name), amount * 2, ts FROM soak_src"
 
+    _RESUME_WAIT_S = 120.0  # after the duration, for a batch on the new engine
+
     def __init__(self, ctx: Context, index: int = 0) -> None:
         super().__init__(ctx, index)
         self.job_id: str | None = None
+        self.resumed = False
 
     def step(self) -> None:
         if self.job_id is None or self.session is None:
@@ -321,9 +344,27 @@ class StreamingJob(RestClient):
         self.ctx.recorder.event("streaming job checks")
         if status == "RUNNING":
             self.ctx.recorder.event("streaming job RUNNING")
+            self._check_resumed()
         else:
             self.ctx.recorder.problem("streaming job", f"job {self.job_id} is {status}")
             self.job_id = None  # start another, to keep the load on
+
+    def _check_resumed(self) -> bool:
+        """Whether the job committed a batch since the engine was killed (once counted)."""
+        at_kill = self.ctx.batch_at_kill
+        if self.resumed or at_kill is None or self.ctx.engine_back_at is None:
+            return self.resumed
+        now = last_committed_batch(self.ctx.streaming_checkpoint)
+        if now > at_kill:
+            self.resumed = True
+            self.ctx.recorder.event("streaming job committed on the new engine")
+            log.info(
+                "Streaming job %s resumed: batch %d committed, %d the last at the kill",
+                self.job_id,
+                now,
+                at_kill,
+            )
+        return self.resumed
 
     def _start_job(self) -> None:
         # A fresh session each time: the old one (if any) already has the tables.
@@ -342,6 +383,22 @@ class StreamingJob(RestClient):
         self.job_id = result.job_id or str(result.rows[0][0])
         self.ctx.recorder.event("streaming jobs started")
         log.info("Streaming job %s started", self.job_id)
+        described = self.rest.json_result(session, f"DESCRIBE JOB '{self.job_id}'").record()
+        self.ctx.recorder.served(self.kind)
+        checkpoint = str(described.get("checkpoint") or "")
+        self.ctx.streaming_checkpoint = (
+            Path(checkpoint.removeprefix("file:")) if checkpoint else None
+        )
+
+    def _wait_resumed(self) -> bool:
+        """Wait for a batch on the new engine, heartbeating the session meanwhile."""
+        deadline = time.monotonic() + self._RESUME_WAIT_S
+        while not self._check_resumed() and time.monotonic() < deadline:
+            if self.ctx.halt.wait(2.0):
+                break
+            if time.monotonic() - self.last_used >= self.ctx.heartbeat_s:
+                self.attempt(self._heartbeat)
+        return self.resumed
 
     def _status(self) -> str:
         rows = self.rest.json_result(self.ensure_session(), "SHOW JOBS").rows
@@ -351,6 +408,12 @@ class StreamingJob(RestClient):
     def finish(self) -> None:
         if self.job_id is None or self.session is None:
             return
+        if self.ctx.batch_at_kill is not None and not self._wait_resumed():
+            self.ctx.recorder.problem(
+                "streaming job",
+                f"job {self.job_id} committed no batch after the engine restart "
+                f"(batch {self.ctx.batch_at_kill} the last at the kill)",
+            )
         self.rest.json_result(self.session, f"STOP JOB '{self.job_id}'")
         self.ctx.recorder.served(self.kind)
         status = self._status()
@@ -435,10 +498,11 @@ class Hostile(RestClient):
         }
 
     def step(self) -> None:
-        restarts = self._restarts()
+        restarts, kills = self._restarts(), self.ctx.engine_kills
         for kind, statement in self.statements.items():
             self._expect_refusal(kind, statement)
-        self._check_nothing_happened(restarts)
+        # A round the soak's own kill of the engine overlapped proves nothing either way.
+        self._check_nothing_happened(restarts if kills == self.ctx.engine_kills else None)
         self.ctx.recorder.event("hostile rounds")
         self.pause(self.ctx.settings.hostile_every_s)
 
@@ -509,7 +573,11 @@ class BigSelect(RestClient):
                 self.ensure_session(), BIG_SELECT.format(rows=rows), check.add, self.ctx.halt
             )
         except Failure as failure:
-            self.ctx.recorder.big_read(BigRead(at, check.rows, 0.0, False, failure.kind))
+            if failure.expected:  # cut off by an engine restart: read it again after
+                self.due = self.ctx.elapsed()
+                self.ctx.recorder.event("big SELECT cut off by an engine restart")
+            else:
+                self.ctx.recorder.big_read(BigRead(at, check.rows, 0.0, False, failure.kind))
             raise
         finally:
             self.ctx.big_running.clear()

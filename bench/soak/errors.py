@@ -17,8 +17,10 @@ __all__ = ["Failure", "Halted", "hs2_failure", "rest_failure", "transport_failur
 _ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"\b[0-9a-f]{32}\b")
 _PARENS = re.compile(r"\([^)]*\)")
-# The documented answers while an engine restarts (docs/operations.md, Engine health).
-_ENGINE_UNAVAILABLE = "The Spark engine is"
+# The documented answers while an engine restarts (docs/operations.md, Engine health):
+# new work refused ("The Spark engine is down/restarting (...); retry shortly.") and a
+# statement cut off by the death ("... the Spark engine stopped (...); retry it ...").
+_ENGINE_UNAVAILABLE = ("The Spark engine is", "the Spark engine stopped")
 _SESSION_LOST = "was lost with the Spark engine"
 
 
@@ -59,10 +61,12 @@ class Failure(Exception):
 
     @property
     def engine_unavailable(self) -> bool:
-        """The documented refusal of new work while the engine is down or restarting."""
+        """The documented answer while the engine is down or restarting: new work
+        refused, or a statement the death cut off; on REST a 503 with Retry-After."""
+        said = any(marker in self.message for marker in _ENGINE_UNAVAILABLE)
         if self.channel == "REST":
-            return self.status == 503 and _ENGINE_UNAVAILABLE in self.message
-        return self.channel == "HS2" and _ENGINE_UNAVAILABLE in self.message
+            return said and self.status == 503 and self.retry_after_s is not None
+        return self.channel == "HS2" and said
 
     @property
     def session_lost(self) -> bool:
@@ -78,7 +82,8 @@ class Failure(Exception):
 
     @property
     def expected(self) -> bool:
-        """What docs/operations.md promises while an engine restarts."""
+        """What docs/operations.md promises while an engine restarts (the recorder
+        counts it as expected only during one, see :class:`~bench.soak.stats.Recorder`)."""
         return self.engine_unavailable or self.session_lost
 
     @property

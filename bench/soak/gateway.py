@@ -161,6 +161,21 @@ class Gateway:
                     workers_mb += child.memory_info().rss / _MB
         return Memory(gateway_mb, engine_mb, workers_mb, tuple(engines))
 
+    def engine_jvm(self) -> psutil.Process | None:
+        """The engine: the gateway's child JVM running Spark's ``SparkSubmit``; None if
+        there is none (the gateway is gone, or its engine is down)."""
+        try:
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            return None
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                if _kind(child, self.pid) == "engine" and any(
+                    "org.apache.spark.deploy.SparkSubmit" in arg for arg in child.cmdline()
+                ):
+                    return child
+        return None
+
     def live_heap_mb(self, pid: int) -> float | None:
         """The heap of engine JVM ``pid`` in use after a full collection (``jcmd``
         of its JDK: ``GC.run``, then ``GC.heap_info``); None without a jcmd."""

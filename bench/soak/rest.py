@@ -30,6 +30,11 @@ class JsonResult:
     rows: list[list[Any]]
     job_id: str | None
     pages: int
+    columns: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """A one-row result (DESCRIBE JOB) as column name -> value."""
+        return dict(zip(self.columns, self.rows[0], strict=True)) if self.rows else {}
 
 
 class Rest:
@@ -89,17 +94,20 @@ class Rest:
         operation = self.submit(session, statement)
         uri: str | None = self._first_uri(session, operation, "JSON")
         rows: list[list[Any]] = []
+        columns: tuple[str, ...] = ()
         job_id: str | None = None
         pages = 0
         while uri is not None:
             body = json.loads(self._call("GET", uri).content, parse_float=Decimal)
             pages += 1
-            rows.extend(row["fields"] for row in body.get("results", {}).get("data", []))
+            results = body.get("results", {})
+            rows.extend(row["fields"] for row in results.get("data", []))
+            columns = tuple(str(c["name"]) for c in results.get("columns", [])) or columns
             job_id = body.get("jobID") or job_id
             uri = body.get("nextResultUri")
         if close:
             self.close_operation(session, operation)
-        return JsonResult(rows, job_id, pages)
+        return JsonResult(rows, job_id, pages, columns)
 
     def arrow_result(
         self,

@@ -2,7 +2,8 @@
 
 Starts one gateway (default options; free ports, its own data dir, REST and
 HiveServer2), waits for ``/health/ready``, runs the mixed clients for the
-duration while sampling memory and health, lets in-flight work finish, stops
+duration while sampling memory and health (killing the engine JVM once, at a
+set point: bench/soak/restart.py), lets in-flight work finish, stops
 everything (also on Ctrl-C, SIGTERM and errors), prints the report and
 writes it as JSON. Exit status: 0 passed, 1 a check failed, 2 the gateway did
 not start, 130 interrupted.
@@ -34,6 +35,7 @@ from bench.soak.clients import Client, Context, make_clients
 from bench.soak.errors import Failure
 from bench.soak.gateway import Gateway, GatewayStartError
 from bench.soak.rest import Rest
+from bench.soak.restart import EngineKiller
 from bench.soak.sampler import Sampler
 from bench.soak.settings import SoakSettings, parse_duration
 from bench.soak.stats import Recorder
@@ -51,6 +53,10 @@ def _duration(text: str) -> float:
         return parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _kill_at(text: str) -> float | None:
+    return None if text.strip().lower() in ("off", "never", "no") else _duration(text)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a few minutes: the big SELECT once, hostile rounds every 20 s, "
         "sessions expiring after 90 s idle",
+    )
+    p.add_argument(
+        "--kill-engine-at",
+        type=_kill_at,
+        default=argparse.SUPPRESS,
+        metavar="WHEN",
+        help="when to SIGKILL the engine JVM once (the gateway must heal): 10m, 90s; "
+        "off: never (default: a third of the way in; two thirds with --quick)",
     )
     p.add_argument("--out", type=Path, default=None, help="the JSON report's path")
     p.add_argument("--spark-master", default="local[2]", help="spark.master (default local[2])")
@@ -106,8 +120,10 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> SoakSettings:
     duration = args.duration or parse_duration(QUICK_DURATION if args.quick else FULL_DURATION)
     base = (SoakSettings.quick_run if args.quick else SoakSettings.full)(duration, args.out)
+    kill_at = getattr(args, "kill_engine_at", base.kill_engine_at_s)
     return dataclasses.replace(
         base,
+        kill_engine_at_s=kill_at,
         spark_master=args.spark_master,
         json_readers=args.json_readers,
         arrow_readers=args.arrow_readers,
@@ -200,6 +216,7 @@ def _clients_meta(settings: SoakSettings) -> dict[str, Any]:
         "session_idle_timeout_s": idle,
         "session_check_interval_s": check,
         "session_expiry_is_default": settings.idle_timeout_s is None,
+        "engine_kill_at_s": settings.kill_engine_at_s,
     }
 
 
@@ -219,6 +236,8 @@ def _soak(settings: SoakSettings, gateway: Gateway, work: Path) -> dict[str, Any
     ctx = Context(settings, gateway.url, gateway.hs2_port, Recorder(), work / "scratch")
     sampler = Sampler(ctx, gateway)
     clients = make_clients(ctx)
+    if settings.kill_engine_at_s is not None:
+        clients.append(EngineKiller(ctx, gateway))
     interrupted = False
     try:
         sampler.start()

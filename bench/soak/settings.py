@@ -76,10 +76,24 @@ class SoakSettings:
     # How long in-flight work (a 50 M-row read) may take to finish after the duration.
     drain_s: float = 600.0
     start_timeout_s: float = 600.0
+    # When (seconds into the run) the soak SIGKILLs the engine JVM once, as a crash
+    # would, for the gateway to heal (not while a big SELECT runs: it waits for its
+    # end); None: never. How long the engine may take to serve again.
+    kill_engine_at_s: float | None = None
+    engine_back_timeout_s: float = 300.0
 
     @classmethod
     def full(cls, duration_s: float, out: Path | None) -> SoakSettings:
-        return cls(quick=False, duration_s=duration_s, out=out or DEFAULT_OUTPUT)
+        """The engine is killed a third of the way in: late enough that the first
+        sessions left to expire have (a session moved onto a new engine counts as
+        used then), early enough that the second half, over which the memory
+        slopes are taken, runs on the new engine only."""
+        return cls(
+            quick=False,
+            duration_s=duration_s,
+            out=out or DEFAULT_OUTPUT,
+            kill_engine_at_s=duration_s / 3,
+        )
 
     @classmethod
     def quick_run(cls, duration_s: float, out: Path | None) -> SoakSettings:
@@ -88,7 +102,12 @@ class SoakSettings:
         The default idle timeout (5 min) is longer than the run, so sessions
         would never expire in it: the quick run alone shortens it, to 90 s (a
         session must also outlive its longest single call: a HiveServer2
-        FetchResults waits for the first row without touching the session).
+        FetchResults waits for the first row without touching the session). The
+        engine is killed two thirds of the way in (2 min): after the big SELECT
+        and after the first sessions left to expire have expired (those still
+        open then are moved onto the new engine, which counts as a use, and
+        would not expire within the run), with a minute left for the clients
+        and the streaming job on the new engine.
         """
         return cls(
             quick=True,
@@ -102,6 +121,7 @@ class SoakSettings:
             idle_timeout_s=90.0,
             check_interval_s=5.0,
             drain_s=420.0,
+            kill_engine_at_s=duration_s * 2 / 3,
         )
 
     def session_expiry(self) -> tuple[float, float]:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from bench.soak.errors import Failure
 
-__all__ = ["BigRead", "Recorder", "Sample"]
+__all__ = ["BigRead", "EngineKill", "Recorder", "Sample"]
 
 log = logging.getLogger(__name__)
 
 _DETAILS_KEPT = 50  # the first problems of each sort, with their text
 _LOGGED_PER_KIND = 3  # unexpected failures logged as they happen, per kind
+# After the engine serves again, answers to what was cut off at its death still come
+# in (a reader fetching the rest of a result, a retry after Retry-After).
+RESTART_GRACE_S = 30.0
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -53,13 +58,25 @@ class BigRead:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class EngineKill:
+    """The soak's planned SIGKILL of the engine JVM, and the engine that replaced it."""
+
+    t_s: float  # seconds into the run
+    pid: int
+    restarts_before: int | None
+    back_after_s: float | None = None  # None: not serving again in time
+    new_pid: int | None = None
+
+
 @dataclass
 class _Counts:
     served: Counter[str] = field(default_factory=Counter)
     verified: Counter[str] = field(default_factory=Counter)
     rows_verified: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
-    expected_errors: Counter[str] = field(default_factory=Counter)
+    # The documented answers of a restarting engine, while it restarts.
+    expected_during_restart: Counter[str] = field(default_factory=Counter)
     unexpected_5xx: Counter[str] = field(default_factory=Counter)
     unexpected_hs2: Counter[str] = field(default_factory=Counter)
     unexpected_other: Counter[str] = field(default_factory=Counter)
@@ -76,6 +93,9 @@ class Recorder:
         self._latencies: dict[str, list[float]] = {}
         self.samples: list[Sample] = []
         self.big_reads: list[BigRead] = []
+        self.engine_kills: list[EngineKill] = []
+        # Planned engine restarts as [killed, serving again] (monotonic; None: not yet).
+        self._restarts: list[list[float | None]] = []
 
     def served(self, kind: str, count: int = 1, seconds: float | None = None) -> None:
         """``count`` statements of a ``kind`` of client answered as they should be.
@@ -106,20 +126,54 @@ class Recorder:
             if len(details) < _DETAILS_KEPT:
                 details.append(detail)
 
+    def restart_began(self) -> None:
+        """The soak killed the engine: its documented answers are expected from now."""
+        with self._lock:
+            self._restarts.append([time.monotonic(), None])
+
+    def restart_ended(self) -> None:
+        """The engine serves again: its answers stay expected for ``RESTART_GRACE_S``."""
+        with self._lock:
+            if self._restarts and self._restarts[-1][1] is None:
+                self._restarts[-1][1] = time.monotonic()
+
+    def engine_kill(self, kill: EngineKill) -> None:
+        with self._lock:
+            self.engine_kills.append(kill)
+
+    def _expected(self, failure: Failure, now: float) -> bool:
+        """Whether ``failure`` is what a client is promised during a planned restart:
+        the 503 (REST, with Retry-After) or error status (HiveServer2) saying the engine
+        is down, restarting or stopped under the statement, from the kill until a grace
+        after the engine serves again; a session lost with the killed engine, any time
+        after the kill. The same answers at other times are unexpected."""
+        if failure.session_lost:
+            return any(start is not None and start <= now for start, _ in self._restarts)
+        if not failure.engine_unavailable:
+            return False
+        return any(
+            start is not None
+            and start <= now <= (math.inf if end is None else end + RESTART_GRACE_S)
+            for start, end in self._restarts
+        )
+
     def failure(self, client: str, failure: Failure) -> None:
-        """A request that failed; documented engine-restart answers are expected."""
+        """A request that failed; documented engine-restart answers during a planned
+        restart are expected, every other failure is not."""
+        now = time.monotonic()
         with self._lock:
             self._counts.errors[failure.kind] += 1
             seen = self._counts.errors[failure.kind]
-            if failure.expected:
-                self._counts.expected_errors[failure.kind] += 1
+            expected = self._expected(failure, now)
+            if expected:
+                self._counts.expected_during_restart[failure.kind] += 1
             elif failure.channel == "REST" and failure.server_error:
                 self._counts.unexpected_5xx[failure.kind] += 1
             elif failure.channel == "HS2":
                 self._counts.unexpected_hs2[failure.kind] += 1
             else:
                 self._counts.unexpected_other[failure.kind] += 1
-        if not failure.expected:
+        if not expected:
             self.problem("unexpected error", f"{client}: {failure}"[:2000])
             if seen <= _LOGGED_PER_KIND:
                 log.warning("%s: %s", client, str(failure)[:1000])
@@ -163,4 +217,5 @@ class Recorder:
                 "latency_s": {k: _percentiles(v) for k, v in sorted(self._latencies.items())},
                 "samples": list(self.samples),
                 "big_reads": list(self.big_reads),
+                "engine_kills": list(self.engine_kills),
             }

@@ -20,7 +20,7 @@ import httpx
 import pexpect
 import pytest
 
-from tests.processes import free_port
+from tests.processes import free_port, spark_options
 
 SPARKGATE = [sys.executable, "-m", "sparkgate.cli"]
 PROMPT = "Spark SQL> "
@@ -38,7 +38,7 @@ ENV = {
 def engine_options(data_dir: Path) -> list[str]:
     return [
         f"-Dsql-gateway.data-dir={data_dir}",
-        "-Dspark.master=local[2]",
+        *spark_options(),
         "-Dspark.ui.enabled=false",
     ]
 

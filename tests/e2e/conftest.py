@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import foreground_gateway, free_port
+from tests.processes import foreground_gateway, free_port, spark_options
 
 
 @dataclass
@@ -29,7 +29,7 @@ def gateway_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gatewa
         f"-Dsql-gateway.data-dir={data_dir}",
         "-Dsql-gateway.endpoint.type=rest",
         f"-Dsql-gateway.endpoint.rest.port={port}",
-        "-Dspark.master=local[2]",
+        *spark_options(),
         "-Dspark.ui.enabled=false",
         "-Dspark.sql.shuffle.partitions=4",
     ]

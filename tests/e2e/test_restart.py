@@ -26,14 +26,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.processes import Rest, gateway, kill_with_spark, log_tail, wait_for
+from tests.processes import Rest, gateway, kill_with_spark, log_tail, spark_options, wait_for
 
 pytestmark = pytest.mark.timeout(900)
 
 ROWS = 600  # per streaming source: 30 s at 20 rows a second
 OPTIONS = (
     # Two task slots sleep (the batch job, the running statement): two more for the rest.
-    "-Dspark.master=local[4]",
+    *spark_options("local[4]"),
     "-Dsql-gateway.session.persistent=true",
     "-Dsql-gateway.shutdown.timeout=3 s",
     "-Dexecution.checkpointing.interval=500 ms",

@@ -27,7 +27,7 @@ from tests.hiveserver2.conftest import (
 )
 from tests.hiveserver2.test_clients import DBT_PROJECT, beeline_path
 from tests.ldap_server import SlapdServer
-from tests.processes import foreground_gateway, free_port
+from tests.processes import foreground_gateway, free_port, spark_options
 from tests.tls import STORE_PASSWORD, Certificates
 
 __all__ = ["pyhive_python"]  # the client venv fixture, shared with the HiveServer2 tests
@@ -69,7 +69,7 @@ def secure_gateway(
         f"{hs2_prefix}ssl.enabled=true",
         f"{hs2_prefix}ssl.certificate={certificates.certificate}",
         f"{hs2_prefix}ssl.key={certificates.key}",
-        "-Dspark.master=local[2]",
+        *spark_options(),
         "-Dspark.ui.enabled=false",
         "-Dspark.sql.shuffle.partitions=2",
     ]

@@ -2,18 +2,20 @@
 in front of both, a PostgreSQL database holding their Hive metastore and another
 their state (``sql-gateway.state.url``), one warehouse.
 
-A REST client that knows only the proxy's address opens a session, makes tables
-and starts a streaming job; its calls reach either gateway (the one that does not
-serve the session forwards them). Then the gateway serving the session is killed
-(SIGKILL, with its Spark). The client retries its calls as a client behind a load
-balancer does (on 503 and on connection errors) and goes on: once the dead
-gateway's lease ends, the survivor takes over the session, with its properties
-and temporary objects, and resumes the streaming job from its checkpoint, every
-row written once.
+A REST client that knows only the proxy's address opens a session, makes tables,
+a materialized table refreshed every two seconds and a streaming job; its calls
+reach either gateway (the one that does not serve the session forwards them).
+Then the gateway serving the session is killed (SIGKILL, with its Spark). The
+client retries its calls as a client behind a load balancer does (on 503 and on
+connection errors) and goes on: once the dead gateway's lease ends, the survivor
+takes over the session, with its properties and temporary objects, and resumes
+the streaming job from its checkpoint, every row written once; no fire time of
+the refresh schedule is refreshed twice.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +72,18 @@ def service_options(postgres: PostgresServer, tmp_path: Path) -> Iterator[tuple[
     )
 
 
+def scheduled_refreshes(rest: Rest, table: str) -> list[str]:
+    """The fire times the listed refresh jobs of ``table`` were for."""
+    fired = []
+    for row in rest.rows("SHOW JOBS"):
+        if str(row[1]) == f"{table} refresh":
+            statement = str(rest.record(f"DESCRIBE JOB '{row[0]}'")["statement"])
+            match = re.search(r"/\* scheduled ([^*]+) \*/", statement)
+            assert match is not None, statement
+            fired.append(match.group(1))
+    return fired
+
+
 def _serves(url: str, session: str) -> bool:
     """Whether the gateway at ``url`` serves ``session`` itself (asked not to forward)."""
     answer = httpx.get(
@@ -105,6 +119,11 @@ def test_a_client_behind_a_balancer_outlives_the_gateway_serving_it(
             )
             client.run("CREATE TEMPORARY VIEW answer AS SELECT 42 AS n")
             client.run("CREATE TABLE sink (id BIGINT) USING json")
+            # Refreshed every 2 s by the scheduler both gateways run on the shared store.
+            client.run(
+                "CREATE MATERIALIZED TABLE totals FRESHNESS = INTERVAL '2' SECOND "
+                "REFRESH_MODE = FULL AS SELECT count(*) AS n FROM sink"
+            )
             client.run(
                 "INSERT INTO sink SELECT id FROM seq",
                 {"execution.runtime-mode": "streaming", "pipeline.name": "feed"},

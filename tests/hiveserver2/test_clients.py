@@ -28,7 +28,7 @@ from tests.hiveserver2.conftest import (
     run_client,
     wait_for,
 )
-from tests.processes import free_port, read_until_running
+from tests.processes import free_port, read_until_running, spark_options
 
 PYHIVE_SCRIPT = r"""
 import json, sys
@@ -159,7 +159,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, int]
             f"{prefix}transport-mode=all",
             f"{prefix}http.port={ports['http']}",
             f"-Dsql-gateway.data-dir={data_dir}",
-            "-Dspark.master=local[2]",
+            *spark_options(),
             "-Dspark.ui.enabled=false",
             "-Dspark.sql.shuffle.partitions=2",
         ],

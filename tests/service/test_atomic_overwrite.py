@@ -78,6 +78,24 @@ def test_an_overwrite_replaces_the_rows_and_leaves_nothing_beside(
     assert leftovers(location) == []
 
 
+def test_an_overwrite_takes_the_querys_columns_by_position(
+    service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    # Both columns of the query are named `id`: Spark inserts by position, so do we.
+    name = unique_name("by_position")
+    run(service, session, f"CREATE TABLE {name} (id BIGINT, amount DECIMAL(10, 2)) USING parquet")
+    try:
+        run(
+            service,
+            session,
+            f"INSERT OVERWRITE TABLE {name} SELECT id, CAST(id AS DECIMAL(10, 2)) FROM range(1, 3)",
+        )
+        got = run(service, session, f"SELECT id, CAST(amount AS STRING) FROM {name} ORDER BY id")
+        assert got == [(1, "1.00"), (2, "2.00")]
+    finally:
+        run(service, session, f"DROP TABLE {name}")
+
+
 def test_a_failing_overwrite_keeps_the_old_rows(
     service: SparkGatewayService, session: SessionHandle, table: tuple[str, Path]
 ) -> None:

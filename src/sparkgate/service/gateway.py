@@ -1059,7 +1059,17 @@ class SparkGatewayService:
         try:
             self._check_length(statement)
             check_overlay(target, config)  # a bad typed value: a 400 naming its key, now
-            kind = self._refuse_at_once(target, statement)
+            try:
+                kind = self._refuse_at_once(target, statement)
+            except GatewayError:
+                raise
+            except Exception as exc:
+                # The checks ask Spark: an engine that died under them, not yet seen by
+                # the watch, is a 503 to retry, never a bare 500.
+                explained = self._explain_failure(exc)
+                if explained is exc:
+                    raise
+                raise explained from exc
         except GatewayError as exc:
             self.audit.statement(statement, outcome="REFUSED", error=_first_line(exc), **who)
             raise

@@ -688,6 +688,9 @@ class MaterializedTableManager:
                 f"{quote_identifier(k)} = {quote_string(v)}" for k, v in partitions.items()
             )
             statement += f" PARTITION ({spec})"
+        if request.periodic and request.schedule_time is not None:
+            # Which fire time of the schedule this refresh is for (DESCRIBE JOB shows it).
+            statement += f" /* scheduled {request.schedule_time} */"
         statement += f" {table.query}"
 
         keep_s = max(60.0, 2.0 * table.freshness.seconds)

@@ -67,7 +67,11 @@ def align(
             f"Column count mismatch: the query has {len(frame.columns)} columns, the INSERT "
             f"into {table} takes {len(listed)} ({', '.join(by_lower[c] for c in listed)})"
         )
-    source = dict(zip(listed, frame.columns, strict=True))
+    # By position, as Spark inserts: a query may name two columns alike (``id`` and
+    # ``CAST(id AS …)`` are both ``id``), which a lookup by name finds ambiguous.
+    positional = [f"__sparkgate_c{i}" for i in range(len(frame.columns))]
+    frame = frame.toDF(*positional)
+    source = dict(zip(listed, positional, strict=True))
     exprs = []
     for name, spark_type in columns:
         key = name.lower()
