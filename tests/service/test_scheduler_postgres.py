@@ -15,12 +15,8 @@ import pytest
 
 from sparkgate.workflow.embedded.scheduler import EmbeddedWorkflowScheduler
 from tests.postgres import PostgresServer
-from tests.unit.test_scheduler_shared_store import (
-    RecordingService,
-    check_exactly_once,
-    create,
-    open_scheduler,
-)
+from tests.unit.test_scheduler_shared_store import check_exactly_once, create, open_scheduler
+from tests.workflow_recorder import RecordingService
 
 pytestmark = pytest.mark.service
 

@@ -4,21 +4,15 @@ persistence (real APScheduler on a real SQLite file)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from sparkgate.api.errors import ExecutionError, SqlParseError
-from sparkgate.api.handles import OperationHandle, SessionHandle
-from sparkgate.api.results import ResultSet, ResultType
-from sparkgate.api.session import SessionEnvironment
-from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.api.workflow import (
     CreatePeriodicRefreshWorkflow,
     DeleteRefreshWorkflow,
@@ -43,6 +37,7 @@ from sparkgate.workflow.embedded.scheduler import (
     EmbeddedRefreshHandlerSerializer,
     EmbeddedWorkflowScheduler,
 )
+from tests.workflow_recorder import RecordingService
 
 pytestmark = pytest.mark.unit
 
@@ -226,58 +221,18 @@ def test_last_fire_time_is_the_schedule_time_of_the_fire_now() -> None:
 # -- the embedded scheduler -------------------------------------------------------------
 
 
-class _Service:
-    """The gateway methods the scheduler calls at a fire time, recording refreshes."""
-
-    def __init__(self) -> None:
-        self.refreshes: list[dict[str, Any]] = []
-        self.fired = threading.Event()
-        self.open_sessions = 0
-
-    def open_session(self, environment: SessionEnvironment) -> SessionHandle:
-        self.open_sessions += 1
-        self.config = dict(environment.config)
-        return SessionHandle.create()
-
-    def close_session(self, session: SessionHandle) -> None:
-        self.open_sessions -= 1
-
-    def refresh_materialized_table(
-        self, session: SessionHandle, identifier: str, **kwargs: Any
-    ) -> OperationHandle:
-        self.refreshes.append({"identifier": identifier, **kwargs})
-        self.fired.set()
-        return OperationHandle.create()
-
-    def fetch_results(
-        self,
-        session: SessionHandle,
-        operation: OperationHandle,
-        token: int,
-        max_rows: int,
-        wait: float = 0.0,
-    ) -> ResultSet:
-        batch = pa.RecordBatch.from_arrays([pa.array(["job-1"])], names=["job id"])
-        return ResultSet(
-            ResultType.EOS,
-            next_token=None,
-            schema=ResultSchema.of(("job id", STRING)),
-            batches=(batch,),
-        )
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     return tmp_path / "scheduler" / "workflows.sqlite"
 
 
 @pytest.fixture
-def service() -> _Service:
-    return _Service()
+def service() -> RecordingService:
+    return RecordingService()
 
 
 def _scheduler(
-    store: Path, service: _Service, grace: timedelta = timedelta(hours=1)
+    store: Path, service: RecordingService, grace: timedelta = timedelta(hours=1)
 ) -> EmbeddedWorkflowScheduler:
     scheduler = EmbeddedWorkflowScheduler(store, service, misfire_grace=grace, max_concurrent=2)
     scheduler.open()
@@ -285,7 +240,7 @@ def _scheduler(
 
 
 @pytest.fixture
-def scheduler(store: Path, service: _Service) -> Iterator[EmbeddedWorkflowScheduler]:
+def scheduler(store: Path, service: RecordingService) -> Iterator[EmbeddedWorkflowScheduler]:
     scheduler = _scheduler(store, service)
     yield scheduler
     scheduler.close()
@@ -303,7 +258,7 @@ def _create(scheduler: EmbeddedWorkflowScheduler, cron: str) -> EmbeddedRefreshH
 
 
 def test_a_workflow_fires_through_the_service(
-    scheduler: EmbeddedWorkflowScheduler, service: _Service
+    scheduler: EmbeddedWorkflowScheduler, service: RecordingService
 ) -> None:
     handler = _create(scheduler, "0/1 * * * * ? *")
     assert handler == EmbeddedRefreshHandler("quartz_job_`c`.`d`.`t`", "default_group")
@@ -322,7 +277,7 @@ def test_a_workflow_fires_through_the_service(
 
 
 def test_workflows_survive_a_restart_suspended_or_not(
-    store: Path, service: _Service, tmp_path: Path
+    store: Path, service: RecordingService, tmp_path: Path
 ) -> None:
     first = _scheduler(store, service)
     active = _create(first, "0 0 0 * * ? *")
@@ -355,7 +310,7 @@ def test_workflows_survive_a_restart_suspended_or_not(
 
 
 def test_a_fire_missed_while_down_runs_once_within_the_grace_time(
-    store: Path, service: _Service
+    store: Path, service: RecordingService
 ) -> None:
     first = _scheduler(store, service)
     _create(first, "0/1 * * * * ? *")
@@ -384,7 +339,9 @@ def test_handlers_serialize_as_flinks_json() -> None:
         serializer.deserialize(b"{}")
 
 
-def test_the_scheduler_starts_with_its_first_workflow(store: Path, service: _Service) -> None:
+def test_the_scheduler_starts_with_its_first_workflow(
+    store: Path, service: RecordingService
+) -> None:
     first = _scheduler(store, service)
     try:
         assert not store.exists()  # no workflow yet: no scheduler, no store

@@ -11,20 +11,13 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
 import pytest
 
-from sparkgate.api.handles import OperationHandle, SessionHandle
-from sparkgate.api.results import ResultSet, ResultType
-from sparkgate.api.session import SessionEnvironment
-from sparkgate.api.types import STRING, ResultSchema
 from sparkgate.api.workflow import (
     SCHEDULE_TIME_FORMAT,
     CreatePeriodicRefreshWorkflow,
@@ -40,51 +33,10 @@ from sparkgate.workflow.embedded.scheduler import (
     EmbeddedWorkflowScheduler,
     EmbeddedWorkflowSchedulerFactory,
 )
+from tests.workflow_recorder import RecordingService
 
 EVERY_SECOND = "0/1 * * * * ? *"
 NEVER_SOON = "0 0 0 1 1 ? 2098"
-
-
-class RecordingService:
-    """The gateway methods a scheduler calls at a fire time; records each refresh."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.refreshes: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def open_session(self, environment: SessionEnvironment) -> SessionHandle:
-        return SessionHandle.create()
-
-    def close_session(self, session: SessionHandle) -> None:
-        pass
-
-    def refresh_materialized_table(
-        self, session: SessionHandle, identifier: str, **kwargs: Any
-    ) -> OperationHandle:
-        with self._lock:
-            self.refreshes.append({"identifier": identifier, **kwargs})
-        return OperationHandle.create()
-
-    def fetch_results(
-        self,
-        session: SessionHandle,
-        operation: OperationHandle,
-        token: int,
-        max_rows: int,
-        wait: float = 0.0,
-    ) -> ResultSet:
-        batch = pa.RecordBatch.from_arrays([pa.array(["job-1"])], names=["job id"])
-        return ResultSet(
-            ResultType.EOS,
-            next_token=None,
-            schema=ResultSchema.of(("job id", STRING)),
-            batches=(batch,),
-        )
-
-    def times(self) -> list[str]:
-        with self._lock:
-            return [str(r["schedule_time"]) for r in self.refreshes]
 
 
 def open_scheduler(
