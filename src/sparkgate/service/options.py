@@ -115,9 +115,11 @@ STATE_URL = string_option(
     "`sparkgate[postgres]`): the job store, the session store "
     "(`sql-gateway.session.persistent`), the catalog store (`table.catalog-store.kind: "
     "file` without a `file.path`) and the embedded scheduler's workflows live there "
-    "instead of in files and SQLite under the data directory. Gateways given the same URL "
-    "share catalogs and workflows (each refresh fires once among them) and may take over "
-    "each other's sessions and jobs. Empty: the data directory.",
+    "instead of in files and SQLite under the data directory; sessions are then kept as "
+    "with `sql-gateway.session.persistent`. Gateways given the same URL are one service: "
+    "they share catalogs and workflows (each refresh fires once among them), forward calls "
+    "on each other's sessions and take over the sessions and jobs of one that ends "
+    "(docs/cluster.md). Empty: the data directory.",
 )
 
 CHECKPOINTING_DIR = string_option(
