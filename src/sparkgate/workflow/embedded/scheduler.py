@@ -440,6 +440,9 @@ class EmbeddedWorkflowScheduler:
             self._stop_waking = None
         self._unregister()
         scheduler.shutdown(wait=False)
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()  # its pooled connections (a state database's too)
         log.info("Embedded workflow scheduler stopped")
 
     def refresh_handler_serializer(self) -> EmbeddedRefreshHandlerSerializer:
