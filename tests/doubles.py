@@ -298,6 +298,9 @@ class FakeGatewayService:
         if self._session(session).environment.user != principal.name:
             raise PermissionDeniedError(f"Session '{session}' belongs to another user")
 
+    def has_peers(self) -> bool:
+        return bool(self.owners)
+
     def session_owner(self, session: SessionHandle) -> str | None:
         # Not recorded: the REST endpoint asks it before every call on a session.
         return self.owners.get(session)

@@ -64,6 +64,11 @@ class GatewayService(Protocol):
 
     def close_session(self, session: SessionHandle) -> None: ...
 
+    def has_peers(self) -> bool:
+        """Whether other gateways may serve this service's sessions (a shared state
+        database): only then need an endpoint ask :meth:`session_owner`."""
+        ...
+
     def session_owner(self, session: SessionHandle) -> str | None:
         """The REST base URL of another gateway of this service (one state database)
         that serves ``session``, for the endpoint to forward the call to; None when

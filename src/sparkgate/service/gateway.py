@@ -668,6 +668,9 @@ class SparkGatewayService:
         if self._started and self._engine_alive():
             self._catalogs.sync(self.spark)
 
+    def has_peers(self) -> bool:
+        return self._peers is not None
+
     def session_owner(self, session: SessionHandle) -> str | None:
         if self._peers is None or self._state is None or self._sessions.has(session):
             return None

@@ -120,8 +120,8 @@ async def _owner(request: Request, service: GatewayService, runner: ThreadRunner
     """The URL of the gateway of this service that serves the call's session, when it
     is not this one (never for a call forwarded here already)."""
     text = request.path_params.get("session_handle")
-    if text is None or forwarded(request):
-        return None
+    if text is None or forwarded(request) or not service.has_peers():
+        return None  # a gateway alone serves every session itself: no thread hop
     try:
         handle = parse_session_handle(str(text))
     except Exception:
