@@ -271,7 +271,14 @@ def test_the_state_urls_password_is_never_shown(
 
 @pytest.fixture(autouse=True)
 def _no_scheduler_left(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
+    # Only this test's: in the whole suite, gateways of other tests run theirs.
     from sparkgate.workflow.embedded import scheduler as module
 
-    assert not module._LIVE, f"{request.node.name} left schedulers running: {module._LIVE}"
+    def live() -> set[int]:
+        with module._LIVE_LOCK:
+            return {id(s) for schedulers in module._LIVE.values() for s in schedulers}
+
+    before = live()
+    yield
+    left = live() - before
+    assert not left, f"{request.node.name} left {len(left)} schedulers running"
