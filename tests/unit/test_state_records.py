@@ -15,6 +15,7 @@ from sparkgate.api.errors import ConfigurationError
 from sparkgate.service.state import (
     FileRecords,
     Records,
+    RecordTakenError,
     StateDatabase,
     StateWriteError,
     gateway_id,
@@ -112,3 +113,15 @@ def test_a_gateway_keeps_its_name_across_restarts(tmp_path: Path) -> None:
     assert len(first) == 32
     assert gateway_id(tmp_path) == first
     assert gateway_id(tmp_path / "other") != first
+
+
+def test_a_record_taken_over_is_never_written_over_by_its_old_owner(tmp_path: Path) -> None:
+    database = StateDatabase(f"sqlite:///{tmp_path / 'state.sqlite'}")
+    old, new = database.records("sessions", "a"), database.records("sessions", "b")
+    old.put("s1", {"n": 1})
+    assert database.take("sessions", "a", "b") == [("s1", b'{"n":1}')]
+    with pytest.raises(RecordTakenError, match="another gateway's now"):
+        old.put("s1", {"n": 2})
+    old.delete("s1")  # not its record any more: left alone
+    assert [(key, orjson.loads(text)) for key, text in new.load()] == [("s1", {"n": 1})]
+    database.close()

@@ -258,27 +258,33 @@ class StateDatabase:
         self.engine.dispose()
 
     # -- the gateways of one service ---------------------------------------------------
+    def upsert(
+        self, table: Any, match: Any, values: Mapping[str, Any], identity: Mapping[str, Any]
+    ) -> bool:
+        """Update the row ``match`` finds with ``values``, else insert ``identity`` and
+        ``values``, in one transaction. False when the insert met a row ``match`` did not
+        find (another writer's). Raises SQLAlchemy's errors."""
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            with self.engine.begin() as connection:
+                if connection.execute(table.update().where(match).values(**values)).rowcount:
+                    return True
+                connection.execute(table.insert().values(**identity, **values))
+                return True
+        except IntegrityError:
+            return False
+
     def heartbeat(self, gateway: str, url: str) -> None:
         """Say ``gateway`` is alive and serves at ``url``; raises :class:`StateWriteError`."""
-        from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+        from sqlalchemy.exc import SQLAlchemyError
 
-        table, now = self.gateways_table, time.time()
+        table = self.gateways_table
+        values = {"url": url, "heartbeat": time.time()}
         try:
-            for _ in range(3):
-                try:
-                    with self.engine.begin() as connection:
-                        update = (
-                            table.update()
-                            .where(table.c.id == gateway)
-                            .values(url=url, heartbeat=now)
-                        )
-                        if not connection.execute(update).rowcount:
-                            connection.execute(
-                                table.insert().values(id=gateway, url=url, heartbeat=now)
-                            )
-                        return
-                except IntegrityError:
-                    continue
+            for _ in range(3):  # a row inserted meanwhile is updated on the next try
+                if self.upsert(table, table.c.id == gateway, values, {"id": gateway}):
+                    return
         except SQLAlchemyError as exc:
             raise StateWriteError(f"Could not write to {self.display}: {_cause(exc)}") from exc
 
@@ -354,37 +360,24 @@ class DatabaseRecords:
         return f"{self._database.display} ({self._table.name}: {self.kind}/{key})"
 
     def put(self, key: str, record: Mapping[str, Any]) -> None:
-        from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+        from sqlalchemy.exc import SQLAlchemyError
 
         data = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
-        table, now = self._table, time.time()
+        table = self._table
         match = (table.c.kind == self.kind) & (table.c.key == key)
         if self.owner:
             # Never over a record another gateway took over (this one was thought dead).
             match &= table.c.owner == self.owner
+        values = {"record": data, "updated": time.time(), "owner": self.owner}
         try:
             for _ in range(3):
-                try:
-                    with self._database.engine.begin() as connection:
-                        update = (
-                            table.update()
-                            .where(match)
-                            .values(record=data, updated=now, owner=self.owner)
-                        )
-                        if connection.execute(update).rowcount:
-                            return
-                        connection.execute(
-                            table.insert().values(
-                                kind=self.kind, key=key, record=data, updated=now, owner=self.owner
-                            )
-                        )
-                        return
-                except IntegrityError:
-                    if self.owner:
-                        raise RecordTakenError(
-                            f"{self.where(key)} is another gateway's now: it took it over"
-                        ) from None
-                    continue  # inserted by another gateway meanwhile: update it
+                if self._database.upsert(table, match, values, {"kind": self.kind, "key": key}):
+                    return
+                if self.owner:
+                    raise RecordTakenError(
+                        f"{self.where(key)} is another gateway's now: it took it over"
+                    )
+                # Inserted by another gateway meanwhile: update it on the next try.
         except SQLAlchemyError as exc:
             raise StateWriteError(f"Could not write {self.where(key)}: {_cause(exc)}") from exc
         raise StateWriteError(f"Could not write {self.where(key)}: it keeps changing")
