@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from sparkgate.api.errors import ConfigurationError
-from sparkgate.service.spark.engine import _pyspark_jars
-from sparkgate.service.spark.java import find_java
+from sparkgate.service.spark.java import find_java, spark_home
 from sparkgate.service.spark.metastore import prepare_metastore
 from tests.postgres import JDBC_DRIVER_CLASS, PostgresServer, jdbc_driver_jar
 
@@ -53,7 +52,7 @@ def test_the_tables_are_made_once_and_left_alone_after(
     postgres: PostgresServer, database: str, tmp_path: Path
 ) -> None:
     java = find_java().path
-    prepare_metastore(_conf(postgres, database), java, _pyspark_jars(), tmp_path / "tmp")
+    prepare_metastore(_conf(postgres, database), java, spark_home() / "jars", tmp_path / "tmp")
     made = _tables(postgres, database)
     assert made >= _HIVE_TABLES, sorted(made)
     postgres.psql(
@@ -62,7 +61,7 @@ def test_the_tables_are_made_once_and_left_alone_after(
         database=database,
     )
     # A second start finds them ready: nothing is dropped or emptied.
-    prepare_metastore(_conf(postgres, database), java, _pyspark_jars(), tmp_path / "tmp")
+    prepare_metastore(_conf(postgres, database), java, spark_home() / "jars", tmp_path / "tmp")
     assert _tables(postgres, database) == made
     assert postgres.psql('SELECT "DESC" FROM "DBS"', database=database).split() == ["kept"]
     # The password file the tool read is gone.
@@ -89,7 +88,7 @@ def test_a_database_it_cannot_use_stops_the_start_with_the_cause(
 ) -> None:
     conf = _conf(postgres, database, **overrides)
     with pytest.raises(ConfigurationError) as failure:
-        prepare_metastore(conf, find_java().path, _pyspark_jars(), tmp_path / "tmp")
+        prepare_metastore(conf, find_java().path, spark_home() / "jars", tmp_path / "tmp")
     message = str(failure.value)
     assert expected in message, message
     assert message.startswith("Could not create the Hive metastore's tables in jdbc:postgresql://")
@@ -102,5 +101,5 @@ def test_a_schema_managed_with_hives_schematool_is_not_touched(
     postgres: PostgresServer, database: str, tmp_path: Path
 ) -> None:
     conf = _conf(postgres, database, spark__hadoop__datanucleus__schema__autoCreateAll="false")
-    prepare_metastore(conf, find_java().path, _pyspark_jars(), tmp_path / "tmp")
+    prepare_metastore(conf, find_java().path, spark_home() / "jars", tmp_path / "tmp")
     assert _tables(postgres, database) == set()

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from sparkgate.service.spark.java import spark_home
+
 __all__ = ["LocalCluster", "main"]
 
 log = logging.getLogger(__name__)
@@ -46,9 +48,7 @@ def _free_port() -> int:
 
 
 def _spark_class() -> Path:
-    import pyspark
-
-    script = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    script = spark_home() / "bin" / "spark-class"
     if not script.exists():
         raise FileNotFoundError(f"pyspark has no {script}; reinstall pyspark")
     return script

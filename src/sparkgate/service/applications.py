@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparkgate.api.errors import ExecutionError, SqlParseError
+from sparkgate.service.spark.java import spark_home
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -52,9 +53,7 @@ _LOG_FILE = "application.log"
 
 
 def _spark_submit() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    return spark_home() / "bin" / "spark-submit"
 
 
 def _runner() -> str:

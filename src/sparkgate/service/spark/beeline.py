@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
-from sparkgate.service.spark.java import find_java
+from sparkgate.service.spark.java import find_java, spark_home
 
 __all__ = ["beeline_command"]
 
@@ -24,10 +23,8 @@ def beeline_command(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     Raises:
         JavaNotFoundError: no Java 17 or 21.
     """
-    import pyspark
-
-    spark_home = Path(pyspark.__file__).resolve().parent
+    home = spark_home()
     env = dict(os.environ)
-    env["SPARK_HOME"] = str(spark_home)
+    env["SPARK_HOME"] = str(home)
     env["JAVA_HOME"] = str(find_java().home)
-    return [str(spark_home / "bin" / "beeline"), *args], env
+    return [str(home / "bin" / "beeline"), *args], env

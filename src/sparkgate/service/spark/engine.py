@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ConfigurationError
 from sparkgate.service.spark.checks import local_cores
-from sparkgate.service.spark.java import find_java
+from sparkgate.service.spark.java import find_java, spark_home
 from sparkgate.service.spark.metastore import metastore_defaults, prepare_metastore
 
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def start_spark(
         for sub in ("log", "metastore", "warehouse", "tmp"):
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
         write_log4j_config(data_dir)
-        prepare_metastore(conf, java.path, _pyspark_jars(), data_dir / "tmp")
+        prepare_metastore(conf, java.path, spark_home() / "jars", data_dir / "tmp")
 
         console_log = data_dir / "log" / "spark-console.log"
         offsets = [_size(console_log), _size(data_dir / "log" / "spark.log")]
@@ -375,12 +375,6 @@ def start_spark(
             data_dir,
         )
         return session
-
-
-def _pyspark_jars() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "jars"
 
 
 def _silence_pyspark_error_loggers() -> None:

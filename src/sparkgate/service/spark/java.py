@@ -27,9 +27,19 @@ __all__ = [
     "JavaInstall",
     "find_java",
     "parse_java_major",
+    "spark_home",
 ]
 
 _log = logging.getLogger(__name__)
+
+
+def spark_home() -> Path:
+    """The Spark distribution inside the pyspark package (``bin/``, ``jars/``): what
+    ``SPARK_HOME`` must be for Spark's own scripts."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
 
 #: Java feature releases Spark 4.3 is built and tested against.
 SUPPORTED_JAVA_MAJORS: tuple[int, ...] = (17, 21)
