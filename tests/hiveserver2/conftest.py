@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from TCLIService import ttypes
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
@@ -192,3 +193,25 @@ def wait_for(predicate: Any, timeout: float = 30.0, interval: float = 0.1) -> bo
             return True
         time.sleep(interval)
     return bool(predicate())
+
+
+@pytest.fixture
+def client(hs2: Running) -> Iterator[RawClient]:
+    """A raw Thrift client of the shared HiveServer2 endpoint."""
+    raw = RawClient(hs2.port)
+    yield raw
+    raw.close()
+
+
+@pytest.fixture
+def session(client: RawClient) -> Iterator[Any]:
+    """A session (protocol V10, user ``tester``) of ``client``, closed after the test."""
+    resp = client.OpenSession(
+        ttypes.TOpenSessionReq(
+            client_protocol=ttypes.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10,
+            username="tester",
+        )
+    )
+    assert resp.status.statusCode == ttypes.TStatusCode.SUCCESS_STATUS, resp.status
+    yield resp.sessionHandle
+    client.CloseSession(ttypes.TCloseSessionReq(sessionHandle=resp.sessionHandle))

@@ -32,13 +32,6 @@ FIRST = ttypes.TFetchOrientation.FETCH_FIRST
 NEXT = ttypes.TFetchOrientation.FETCH_NEXT
 
 
-@pytest.fixture
-def client(hs2: Running) -> Iterator[RawClient]:
-    raw = RawClient(hs2.port)
-    yield raw
-    raw.close()
-
-
 def open_session(
     client: RawClient, protocol: int = V.HIVE_CLI_SERVICE_PROTOCOL_V10, **conf: str
 ) -> Any:
@@ -47,13 +40,6 @@ def open_session(
     )
     assert resp.status.statusCode == OK, resp.status
     return resp
-
-
-@pytest.fixture
-def session(client: RawClient) -> Iterator[Any]:
-    handle = open_session(client).sessionHandle
-    yield handle
-    client.CloseSession(ttypes.TCloseSessionReq(sessionHandle=handle))
 
 
 def execute(

@@ -4,13 +4,12 @@ operation is made, with a message naming the key and what it takes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from TCLIService import ttypes
 
-from tests.hiveserver2.conftest import RawClient, Running
+from tests.hiveserver2.conftest import RawClient
 
 __all__: list[str] = []
 
@@ -23,21 +22,6 @@ INVALID = [
     ("sql-gateway.session.idle-timeout", "banana", "cannot parse"),
     ("table.exec.state.ttl", "x", "cannot parse"),
 ]
-
-
-@pytest.fixture
-def client(hs2: Running) -> Iterator[RawClient]:
-    raw = RawClient(hs2.port)
-    yield raw
-    raw.close()
-
-
-@pytest.fixture
-def session(client: RawClient) -> Iterator[Any]:
-    resp = client.OpenSession(ttypes.TOpenSessionReq(client_protocol=PROTOCOL, username="tester"))
-    assert resp.status.statusCode == OK, resp.status
-    yield resp.sessionHandle
-    client.CloseSession(ttypes.TCloseSessionReq(sessionHandle=resp.sessionHandle))
 
 
 def _execute(

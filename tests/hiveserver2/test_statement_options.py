@@ -4,38 +4,16 @@ own options (``table.dml-sync``, ``pipeline.name``), for that one statement only
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from TCLIService import ttypes
 
-from tests.hiveserver2.conftest import RawClient, Running, wait_for
+from tests.hiveserver2.conftest import RawClient, wait_for
 
 __all__: list[str] = []
 
 OK = ttypes.TStatusCode.SUCCESS_STATUS
 ERROR = ttypes.TStatusCode.ERROR_STATUS
-
-
-@pytest.fixture
-def client(hs2: Running) -> Iterator[RawClient]:
-    raw = RawClient(hs2.port)
-    yield raw
-    raw.close()
-
-
-@pytest.fixture
-def session(client: RawClient) -> Iterator[Any]:
-    resp = client.OpenSession(
-        ttypes.TOpenSessionReq(
-            client_protocol=ttypes.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10,
-            username="tester",
-        )
-    )
-    assert resp.status.statusCode == OK, resp.status
-    yield resp.sessionHandle
-    client.CloseSession(ttypes.TCloseSessionReq(sessionHandle=resp.sessionHandle))
 
 
 def _execute(
