@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -188,3 +189,41 @@ def test_orientation_fetch_and_log() -> None:
     assert op.read_log(FetchOrientation.FORWARD, 10) == ["line 1"]
     assert op.read_log(FetchOrientation.FORWARD, 10) == []
     assert op.read_log(FetchOrientation.BACKWARD, 10) == ["line 1"]
+
+
+def test_end_of_stream_does_not_wait_for_the_scope_teardown(pool: WorkerPool) -> None:
+    """The fetch that answers EOS is not held by the scope's teardown (Spark's job
+    lines, JVM settings reset); the log read after it still has the teardown's lines,
+    and closing meanwhile is no cancel."""
+    teardown = threading.Event()
+    interrupted: list[Operation] = []
+
+    @contextlib.contextmanager
+    def scope(op: Operation) -> Iterator[None]:
+        yield
+        teardown.wait(5)
+        op.append_log("Spark job 1 SUCCEEDED")
+
+    op = Operation(
+        lambda _op: Execution(SCHEMA, ResultTraits(True), [rows(2)]),
+        scope=scope,
+        interrupt=interrupted.append,
+    )
+    op.submit(pool.submit)
+    assert op.fetch(0, 10, wait=5).rows() == [(0,), (1,)]
+    assert op.fetch(1, 10, wait=1).result_type is ResultType.EOS  # teardown still waiting
+    threading.Timer(0.2, teardown.set).start()
+    assert "Spark job 1 SUCCEEDED" in op.read_log(FetchOrientation.FORWARD, 10)
+    second = Operation(
+        lambda _op: Execution(SCHEMA, ResultTraits(True), [rows(1)]),
+        scope=scope,
+        interrupt=interrupted.append,
+    )
+    teardown.clear()
+    second.submit(pool.submit)
+    assert second.fetch(0, 10, wait=5).num_rows == 1
+    assert second.fetch(1, 10, wait=1).result_type is ResultType.EOS
+    second.close()
+    teardown.set()
+    assert second.wait_done(5)
+    assert interrupted == []

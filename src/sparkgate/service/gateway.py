@@ -95,7 +95,7 @@ from sparkgate.service.spark.confinement import ANYWHERE, PathRoots, PathUse
 from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
 from sparkgate.service.spark.limits import ResultLimits
-from sparkgate.service.spark.plans import parse_identifier
+from sparkgate.service.spark.plans import parse_identifier, statement_scope
 from sparkgate.service.spark.pools import add_pool
 from sparkgate.service.state import RecordTakenError, StateDatabase, gateway_id
 from sparkgate.service.statements.dispatch import (
@@ -1122,19 +1122,20 @@ class SparkGatewayService:
         """A statement acting on the host is refused as it is submitted (a 4xx), not
         when it runs; the statement's own run checks again (statement sets, ...).
         Returns the statement's kind (metrics)."""
-        try:
-            parsed = self._parse_limit.parse(statement)
-        except ParseTimeoutError:
-            raise  # a 400 now, not the same wait again in the operation
-        except GatewayError:
-            return "unparsed"  # the operation reports the parse error, as for any statement
-        # Spark's parse within the limit (a 400 past it); host_refusal finds it cached.
-        self._parse_limit.check_spark(session.spark, parsed)
-        message = host_refusal(session, parsed)
-        if message is not None:
-            raise UnsupportedStatementError(message)
-        check_set(session, parsed)  # SET of a value its typed option cannot take
-        return type(parsed).__name__
+        with statement_scope():
+            try:
+                parsed = self._parse_limit.parse(statement)
+            except ParseTimeoutError:
+                raise  # a 400 now, not the same wait again in the operation
+            except GatewayError:
+                return "unparsed"  # the operation reports the parse error, as for any statement
+            # Spark's parse within the limit (a 400 past it); host_refusal finds it cached.
+            self._parse_limit.check_spark(session.spark, parsed)
+            message = host_refusal(session, parsed)
+            if message is not None:
+                raise UnsupportedStatementError(message)
+            check_set(session, parsed)  # SET of a value its typed option cannot take
+            return type(parsed).__name__
 
     def submit_operation(
         self,

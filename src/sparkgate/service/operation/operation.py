@@ -67,6 +67,8 @@ Executor = Callable[["Operation"], Execution]
 
 _INTERRUPT_EVERY_S = 0.5
 _INTERRUPT_FOR_S = 300.0
+# How long a log read waits for a finished result's teardown (a few py4j calls).
+_SETTLE_S = 10.0
 
 
 def _no_scope(_operation: Operation) -> AbstractContextManager[None]:
@@ -120,6 +122,7 @@ class Operation:
         self._error: BaseException | None = None
         self._producing = False
         self._running = False  # the executor's thread has not returned yet
+        self._settling = False  # rows all given, the scope's teardown still running
         self._timer: threading.Timer | None = None
         self._log: list[str] = []
         self._log_cursor = 0
@@ -242,10 +245,14 @@ class Operation:
                             spool.discard()
                             self._fetcher.spool = spool = None
                     buffer.put(batch, kinds)
-            if spool is not None:
-                spool.finish()
-            # End of stream only once the scope has closed (its log lines are in).
-            buffer.finish()
+                if spool is not None:
+                    spool.finish()
+                # End of stream now, not after the scope's teardown (its Spark job
+                # lines, its JVM settings reset): nothing a client waits for. The log
+                # is read after the teardown (read_log).
+                with self._cond:
+                    self._settling = True
+                buffer.finish()
         except BufferClosedError:
             pass  # cancelled, timed out or closed while streaming
         except BaseException as exc:
@@ -254,6 +261,7 @@ class Operation:
             with self._cond:
                 self._producing = False
                 self._running = False
+                self._settling = False
                 self._cond.notify_all()
             if self.on_idle is not None:
                 try:
@@ -287,7 +295,7 @@ class Operation:
     def _on_timeout(self) -> None:
         with self._cond:
             still_working = self._status in _ACTIVE or (
-                self._status is _S.FINISHED and self._producing
+                self._status is _S.FINISHED and self._producing and not self._settling
             )
         if still_working and self._transition(
             _S.TIMEOUT, only_from=frozenset(_ACTIVE | {_S.FINISHED})
@@ -306,7 +314,7 @@ class Operation:
         with self._cond:
             if self._status is _S.CLOSED:
                 return
-            active = self._status in _ACTIVE or self._producing
+            active = self._status in _ACTIVE or (self._producing and not self._settling)
             status = self._status
         self._transition(_S.CLOSED)
         if self._on_close is not None:
@@ -440,7 +448,12 @@ class Operation:
             self._log.append(line)
 
     def read_log(self, orientation: FetchOrientation, max_rows: int) -> list[str]:
-        """FORWARD reads on from the cursor; BACKWARD starts again from the top."""
+        """FORWARD reads on from the cursor; BACKWARD starts again from the top.
+
+        A result read to its end has its log whole: the lines of its scope's
+        teardown (the Spark jobs it ran) are waited for."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._settling, _SETTLE_S)
         with self._log_lock:
             if orientation is FetchOrientation.BACKWARD:
                 self._log_cursor = 0

@@ -6,6 +6,8 @@ Spark job (below); anything else, or a plan whose estimate cannot be trusted
 (generators and Python table functions multiply rows, compressed files expand),
 is *relayed* by its tasks in bounded batches (:mod:`.relay`), which costs a
 Python worker hop but bounds the engine's memory whatever the partition size.
+Rows Spark already holds on the driver (a literal ``SELECT``, ``VALUES``, a
+command's answer) are converted there, without a Spark job (:mod:`.driver_rows`).
 
 ``DataFrame.toArrow()`` materialises the whole result; ``toLocalIterator()``
 makes Row objects and pays about 100 ms per partition job. Instead the JVM
@@ -22,37 +24,55 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate.service.spark.driver_rows import driver_batches
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.relay import relay_batches
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["arrow_schema", "fits_driver", "stream_batches"]
+__all__ = ["ArrowSettings", "arrow_schema", "fits_driver", "stream_batches"]
 
 log = logging.getLogger(__name__)
 
 
-def arrow_schema(df: DataFrame) -> pa.Schema:
+@dataclass(frozen=True)
+class ArrowSettings:
+    """The session's settings that shape the Arrow batches Spark makes."""
+
+    max_records: int
+    time_zone: str
+    large_types: bool
+
+    @classmethod
+    def of(cls, spark: SparkSession) -> ArrowSettings:
+        conf = spark._jconf
+        return cls(
+            max_records=int(conf.getConfString("spark.sql.execution.arrow.maxRecordsPerBatch")),
+            time_zone=str(conf.getConfString("spark.sql.session.timeZone")),
+            large_types=conf.getConfString("spark.sql.execution.arrow.useLargeVarTypes") == "true",
+        )
+
+
+def arrow_schema(df: DataFrame, settings: ArrowSettings | None = None) -> pa.Schema:
     """The Arrow schema of the batches ``toArrowBatchRdd`` makes for ``df``.
 
     Computed in Python from the Spark schema with the session's settings the
-    JVM uses (time zone label, large var types): no Spark job, no JVM trip.
+    JVM uses (time zone label, large var types): no Spark job.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    large, time_zone = df.sparkSession._jconf.getConfs(
-        ["spark.sql.execution.arrow.useLargeVarTypes", "spark.sql.session.timeZone"]
-    )
+    settings = settings or ArrowSettings.of(df.sparkSession)
     return to_arrow_schema(
         df.schema,
         error_on_duplicated_field_names_in_struct=False,
-        timezone=time_zone,
-        prefers_large_types=large == "true",
+        timezone=settings.time_zone,
+        prefers_large_types=settings.large_types,
     )
 
 
@@ -100,12 +120,15 @@ def fits_driver(df: DataFrame, direct_bytes: int) -> bool:
 
 
 def stream_batches(
-    df: DataFrame, schema: pa.Schema, limits: ResultLimits
+    df: DataFrame, schema: pa.Schema, limits: ResultLimits, settings: ArrowSettings
 ) -> Generator[pa.RecordBatch, None, None]:
     """Yield ``df``'s rows as Arrow batches of ``schema``, in order.
 
     The Spark jobs carry the calling thread's job tags and description.
     """
+    held = driver_batches(df, schema, limits.max_batch_bytes, settings)
+    if held is not None:
+        return held
     if fits_driver(df, limits.direct_bytes):
         return _collected(df, schema, limits.window)
     log.debug("relaying a result Spark estimates above %d bytes", limits.direct_bytes)

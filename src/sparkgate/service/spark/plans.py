@@ -29,6 +29,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,7 @@ __all__ = [
     "parse_statement",
     "read_spans",
     "statement_paths",
+    "statement_scope",
 ]
 
 # Settings that change what a text parses to (see SqlBaseParser's predicates).
@@ -256,9 +258,36 @@ def _subquery_pattern(jvm: Any) -> Any:
     return _patterns[key]
 
 
+# The parser settings read once per statement (``statement_scope``), by session:
+# the gateway parses one text several times (checks at submit, then at run).
+_scoped: ContextVar[dict[int, tuple[str, ...]] | None] = ContextVar(
+    "sparkgate_parser_settings", default=None
+)
+
+
+@contextlib.contextmanager
+def statement_scope() -> Iterator[None]:
+    """Within the block (one statement's checks or run, on one thread), the parser
+    settings are read from the JVM once per session, not at every parse."""
+    if _scoped.get() is not None:  # within a statement's scope already
+        yield
+        return
+    token = _scoped.set({})
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+
+
 def _settings(spark: SparkSession) -> tuple[str, ...]:
+    scoped = _scoped.get()
+    if scoped is not None and id(spark) in scoped:
+        return scoped[id(spark)]
     conf = spark._jsparkSession.sessionState().conf()
-    return tuple(str(conf.getConfString(key, default)) for key, default in _PARSER_SETTINGS)
+    found = tuple(str(conf.getConfString(key, default)) for key, default in _PARSER_SETTINGS)
+    if scoped is not None:
+        scoped[id(spark)] = found
+    return found
 
 
 def _insert(node: Any, text: str) -> InsertPlan | None:

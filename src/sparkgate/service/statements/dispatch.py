@@ -16,6 +16,7 @@ from sparkgate.service.session.session import Session
 from sparkgate.service.spark.host_access import HOST_STATEMENTS, refusal
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.spark.plans import parse_statement as parse_spark_statement
+from sparkgate.service.spark.plans import statement_scope
 from sparkgate.service.statements import handlers
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers import statement_set
@@ -99,7 +100,8 @@ def parsed_executor(
     def run(operation: Operation) -> Execution:
         log.info("Executing %s statement", _label(statement))
         context = StatementContext(session, operation, dict(config or {}))
-        return execute(context, statement, registry, parse_limit)
+        with statement_scope():
+            return execute(context, statement, registry, parse_limit)
 
     return run
 
@@ -124,7 +126,8 @@ def statement_executor(
     """
 
     def run(operation: Operation) -> Execution:
-        parsed = parse_limit.parse(statement)
-        return parsed_executor(session, parsed, config, registry, parse_limit)(operation)
+        with statement_scope():
+            parsed = parse_limit.parse(statement)
+            return parsed_executor(session, parsed, config, registry, parse_limit)(operation)
 
     return run

@@ -28,6 +28,7 @@ Both failures are :class:`~sparkgate.sql.deadline.ParseTimeoutError`, a
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import logging
 import threading
@@ -205,7 +206,8 @@ class ParseLimit:
             if elapsed > self.timeout_s:
                 raise self._error("Spark's parser")
         else:
-            future = _parse_pool().submit(parse, spark, text)
+            # In this statement's context: the parser settings it read are the worker's too.
+            future = _parse_pool().submit(contextvars.copy_context().run, parse, spark, text)
             try:
                 future.result(timeout=self.timeout_s)
             except FutureTimeout:

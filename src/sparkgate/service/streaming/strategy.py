@@ -178,8 +178,12 @@ def invalidate_tables(session: Session | None = None, text: str | None = None) -
 
 def spark_statement(session: Session, text: str) -> DataFrame:
     """Spark runs ``text`` as written."""
+    from pyspark.sql import DataFrame as Frame
+
+    spark = session.spark
     try:
-        return session.spark.sql(text)
+        # The JVM's own call: pyspark's sql() adds five py4j calls for its arguments.
+        return Frame(spark._jsparkSession.sql(text), spark)
     except Exception as exc:
         raise to_execution_error(exc) from exc
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 from sparkgate.api.results import ResultKind, RowKind
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.spark.arrow import arrow_schema, stream_batches
+from sparkgate.service.spark.arrow import ArrowSettings, arrow_schema, stream_batches
 from sparkgate.service.spark.host_access import check_analyzed
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
@@ -57,8 +57,9 @@ def frame_execution(context: StatementContext, df: DataFrame, relational: bool) 
 def _streamed(
     df: DataFrame, limits: ResultLimits
 ) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
-    schema = arrow_schema(df)
-    stream = stream_batches(df, schema, limits)
+    settings = ArrowSettings.of(df.sparkSession)
+    schema = arrow_schema(df, settings)
+    stream = stream_batches(df, schema, limits, settings)
     try:
         for batch in stream:
             yield batch, None

@@ -1,0 +1,116 @@
+"""Results whose rows are on the driver already, served without a Spark job.
+
+A command's answer (``SHOW``, ``DESCRIBE``, ``SET``) and a literal ``VALUES``
+are rows Spark holds once the statement is planned, and a ``SELECT`` of
+constants (``SELECT 1``, the validation query of every connection pool) is one
+row the driver can compute. Spark itself would still run a job to hand either
+over as Arrow (``toArrowBatchRdd``): about 30 ms of scheduling for one row.
+Here the driver converts the rows with Spark's own Arrow writer, as Spark
+Connect does for local relations, so the batches are the ones a job would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sparkgate.service.spark.arrow import ArrowSettings
+
+__all__ = ["driver_batches"]
+
+# Physical plans whose rows the driver holds: local relations (literal queries
+# folded by the optimizer) and commands (which Spark runs as it plans them).
+_HELD = frozenset({"LocalTableScan", "CommandResult"})
+
+
+class _Classes:
+    """The JVM classes used here, looked up once per py4j gateway (a lookup is a
+    call per package name)."""
+
+    def __init__(self, jvm: Any) -> None:
+        arrow = jvm.org.apache.spark.sql.execution.arrow
+        self.to_batches = getattr(
+            getattr(arrow, "ArrowConverters$"), "MODULE$"
+        ).toBatchWithSchemaIterator
+        expressions = jvm.org.apache.spark.sql.catalyst.expressions
+        self.projection = expressions.InterpretedUnsafeProjection.createProjection
+        self.empty_row = jvm.org.apache.spark.sql.catalyst.InternalRow.empty()
+        self.singleton = jvm.java.util.Collections.singletonList
+        self.as_scala = jvm.scala.jdk.javaapi.CollectionConverters.asScala
+
+
+_classes: dict[int, _Classes] = {}
+
+
+def _classes_of(jvm: Any) -> _Classes:
+    key = id(jvm)
+    if key not in _classes:
+        _classes[key] = _Classes(jvm)
+    return _classes[key]
+
+
+def driver_batches(
+    df: DataFrame, schema: pa.Schema, max_batch_bytes: int, settings: ArrowSettings
+) -> Generator[pa.RecordBatch, None, None] | None:
+    """``df``'s rows as Arrow batches of ``schema`` when the driver has or can
+    compute them alone; None when a Spark job must make them."""
+    jvm = df.sparkSession.sparkContext._jvm
+    assert jvm is not None
+    classes = _classes_of(jvm)
+    execution = df._jdf.queryExecution()
+    plan = execution.executedPlan()
+    if str(plan.nodeName()) in _HELD:
+        rows = plan.rows().iterator()
+        return _converted(classes, rows, plan.schema(), schema, max_batch_bytes, settings)
+    logical = execution.optimizedPlan()
+    constants = _constants(logical)
+    if constants is not None:
+        row = classes.projection(constants).apply(classes.empty_row)
+        rows = classes.as_scala(classes.singleton(row).iterator())
+        return _converted(classes, rows, logical.schema(), schema, max_batch_bytes, settings)
+    return None
+
+
+def _constants(logical: Any) -> Any | None:
+    """The columns of a projection of constants over Spark's one-row relation, or
+    None. What the optimizer left unfolded (an expression that would fail, a UDF,
+    a subquery, ``rand()``) is not a constant, and runs as Spark runs it."""
+    if str(logical.nodeName()) != "Project":
+        return None
+    if str(logical.child().nodeName()) != "OneRowRelation":
+        return None
+    columns = logical.projectList()
+    for i in range(columns.size()):
+        column = columns.apply(i)
+        value = column.child() if str(column.nodeName()) == "Alias" else column
+        if str(value.nodeName()) != "Literal":
+            return None
+    return columns
+
+
+def _converted(
+    classes: _Classes,
+    rows: Any,
+    spark_schema: Any,
+    schema: pa.Schema,
+    max_batch_bytes: int,
+    settings: ArrowSettings,
+) -> Generator[pa.RecordBatch, None, None]:
+    batches = classes.to_batches(
+        rows,
+        spark_schema,
+        settings.max_records,
+        max_batch_bytes,
+        settings.time_zone,
+        False,  # duplicate field names allowed, as in toArrowBatchRdd
+        settings.large_types,
+    )
+    while batches.hasNext():
+        # Each is an IPC stream of its own: the schema, then one batch.
+        for batch in pa.ipc.open_stream(pa.py_buffer(batches.next())):
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)

@@ -1,0 +1,153 @@
+"""Results the driver holds (commands, local relations, constant SELECTs) come
+without a Spark job, and exactly as a job would have given them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from sparkgate.api.handles import SessionHandle
+from sparkgate.service.gateway import SparkGatewayService
+
+from .conftest import fetch_all, opened_session, run, unique_name
+
+
+def jobs_of(spark: SparkSession, service: SparkGatewayService, session: SessionHandle, sql: str):  # type: ignore[no-untyped-def]
+    """Rows of ``sql`` and the Spark jobs its operation ran (by its job tag)."""
+    op = service.execute_statement(session, sql)
+    try:
+        _, rows = fetch_all(service, session, op)
+    finally:
+        service.close_operation(session, op)
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    return rows, list(tracker.getJobIdsForTag(f"sparkgate-{op.identifier.hex}"))
+
+
+@pytest.fixture(scope="module")
+def table(service: SparkGatewayService, spark: SparkSession) -> Iterator[str]:
+    name = unique_name("driver_rows")
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, label STRING) USING parquet")
+    try:
+        yield name
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1",
+        "SELECT 'a' AS s, 2.5 AS d, NULL AS n, DATE '2024-02-29' AS day",
+        "VALUES (1, 'x'), (2, 'y')",
+        "SHOW TABLES",
+        "SHOW DATABASES",
+        "DESCRIBE {table}",
+        "SET spark.sql.shuffle.partitions",
+        "SET",
+        "SHOW FUNCTIONS LIKE 'abs'",
+    ],
+)
+def test_rows_on_the_driver_run_no_spark_job(
+    spark: SparkSession, service: SparkGatewayService, table: str, sql: str
+) -> None:
+    with opened_session(service) as session:
+        rows, jobs = jobs_of(spark, service, session, sql.format(table=table))
+    assert rows, sql
+    assert jobs == [], sql
+
+
+def test_a_real_query_still_runs_as_a_spark_job(
+    spark: SparkSession, service: SparkGatewayService
+) -> None:
+    with opened_session(service) as session:
+        rows, jobs = jobs_of(spark, service, session, "SELECT id FROM range(3)")
+    assert rows == [(0,), (1,), (2,)]
+    assert jobs
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # Left unfolded by the optimizer: they run as Spark runs them.
+        "SELECT rand(7) AS r",
+        "SELECT (SELECT max(id) FROM range(4)) AS m",
+        "SELECT length(uuid()) AS u",
+    ],
+)
+def test_what_is_not_a_constant_is_computed_by_spark(
+    spark: SparkSession, service: SparkGatewayService, sql: str
+) -> None:
+    with opened_session(service) as session:
+        rows, jobs = jobs_of(spark, service, session, sql)
+    assert len(rows) == 1 and jobs, sql
+
+
+# Each value the driver converts, against Spark's own job on the same columns
+# (the same SELECT over a one-partition range, which Spark cannot fold).
+CONSTANTS = [
+    "1 AS i",
+    "CAST(7 AS TINYINT) AS b",
+    "9223372036854775807 AS big",
+    "1.5D AS dbl",
+    "CAST(1.25 AS FLOAT) AS f",
+    "CAST('12345678901234.567890' AS DECIMAL(20, 6)) AS dec",
+    "CAST(-0.000001 AS DECIMAL(38, 18)) AS tiny",
+    "'héllo, wörld' AS s",
+    "CAST(NULL AS STRING) AS ns",
+    "TRUE AS t",
+    "DATE '1969-12-31' AS day",
+    "TIMESTAMP '2024-03-31 02:30:00' AS ts",
+    "TIMESTAMP_NTZ '2024-03-31 02:30:00.123456' AS ntz",
+    "X'00FF' AS bin",
+    "array(1, 2, NULL) AS arr",
+    "map('k', 1.5D) AS m",
+    "named_struct('a', 1, 'b', 'two') AS st",
+    "INTERVAL '3' DAY AS days",
+    "INTERVAL '1-2' YEAR TO MONTH AS months",
+]
+
+
+@pytest.mark.parametrize("time_zone", ["UTC", "Asia/Kolkata"])
+def test_driver_rows_are_the_rows_a_spark_job_gives(
+    spark: SparkSession, service: SparkGatewayService, time_zone: str
+) -> None:
+    columns = ", ".join(CONSTANTS)
+    with opened_session(service) as session:
+        run(service, session, f"SET spark.sql.session.timeZone = {time_zone}")
+        driver, driver_jobs = jobs_of(spark, service, session, f"SELECT {columns}")
+        by_job, jobs = jobs_of(spark, service, session, f"SELECT {columns} FROM range(0, 1, 1, 1)")
+    assert driver_jobs == [] and jobs
+    assert driver == by_job
+    assert driver[0][5] == decimal.Decimal("12345678901234.567890")
+
+
+def test_many_local_rows_come_in_batches(spark: SparkSession, service: SparkGatewayService) -> None:
+    values = ", ".join(
+        f"({i}, 'row {i}', TIMESTAMP '2024-01-01 00:00:00' + INTERVAL {i} SECOND)"
+        for i in range(2500)
+    )
+    with opened_session(service) as session:
+        op = service.execute_statement(
+            session,
+            f"SELECT * FROM VALUES {values} AS t(id, label, at)",
+            config={"spark.sql.execution.arrow.maxRecordsPerBatch": "1000"},
+        )
+        try:
+            _, rows = fetch_all(service, session, op, max_rows=700)
+        finally:
+            service.close_operation(session, op)
+    assert [r[0] for r in rows] == list(range(2500))
+    assert rows[1][1] == "row 1"
+    assert isinstance(rows[0][2], dt.datetime)
+
+
+def test_an_empty_local_relation_is_an_empty_result(
+    spark: SparkSession, service: SparkGatewayService, table: str
+) -> None:
+    with opened_session(service) as session:
+        rows, jobs = jobs_of(spark, service, session, "SELECT 1 AS one WHERE false")
+    assert rows == [] and jobs == []
