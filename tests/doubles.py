@@ -497,8 +497,9 @@ class FakeGatewayService:
             served = len(op.pages)
             if token == served:
                 return self._next_page(op, max_rows)
-            if token == served - 1:
-                return op.pages[token]  # the client asks for the last page again
+            if served - 2 <= token < served:
+                # The last page again, or the one before (the REST endpoint reads ahead).
+                return op.pages[token]
         raise InvalidTokenError(
             f"Invalid fetch token {token}: expecting {served}"
             + (f" (next) or {served - 1} (the last page again)." if served else ".")

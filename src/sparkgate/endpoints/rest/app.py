@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from sparkgate.api.auth import CredentialKind, Principal
 from sparkgate.api.service import GatewayService
+from sparkgate.endpoints.rest.ahead import PagesAhead
 from sparkgate.endpoints.rest.credentials import request_credentials
 from sparkgate.endpoints.rest.errors import error_body, error_response
 from sparkgate.endpoints.rest.forwarding import forward, forwarded
@@ -88,6 +89,7 @@ def _endpoint(
     service: GatewayService,
     settings: RestSettings,
     runner: ThreadRunner,
+    pages: PagesAhead,
 ) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         try:
@@ -107,6 +109,7 @@ def _endpoint(
                 settings=settings,
                 run=runner,
                 principal=principal,
+                pages=pages,
             )
             return await handler(call)
         except Exception as exc:  # every failure answers; the server keeps serving
@@ -171,16 +174,17 @@ def create_app(
     settings = settings or RestSettings()
     runner = runner or ThreadRunner()
     openapi = build_openapi()
+    pages = PagesAhead()
     routes: list[Route] = []
     for route in ROUTES:
         handler = HANDLERS[route.name] if route.implemented else not_implemented(route)
         for version in sorted(route.versions, key=lambda v: v.value):
-            endpoint = _endpoint(route, version, handler, service, settings, runner)
+            endpoint = _endpoint(route, version, handler, service, settings, runner, pages)
             routes.append(
                 Route(version.url_prefix + route.template, endpoint, methods=[route.method])
             )
         if LATEST in route.versions:
-            endpoint = _endpoint(route, LATEST, handler, service, settings, runner)
+            endpoint = _endpoint(route, LATEST, handler, service, settings, runner, pages)
             routes.append(Route(route.template, endpoint, methods=[route.method]))
 
     async def serve_openapi(request: Request) -> Response:

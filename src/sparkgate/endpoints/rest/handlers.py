@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from starlette.requests import Request
@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from sparkgate.api.auth import Principal
 from sparkgate.api.handles import OperationHandle, SessionHandle
+from sparkgate.api.results import ResultType
 from sparkgate.api.service import GatewayService
 from sparkgate.api.session import EndpointVersion, SessionEnvironment, is_resource_name
 from sparkgate.api.session_options import configured_time_zones
@@ -28,6 +29,7 @@ from sparkgate.api.workflow import (
     SuspendRefreshWorkflow,
     WorkflowScheduler,
 )
+from sparkgate.endpoints.rest.ahead import Answer, PagesAhead
 from sparkgate.endpoints.rest.errors import RestError
 from sparkgate.endpoints.rest.messages import (
     Body,
@@ -65,6 +67,8 @@ class Call:
     run: Callable[[Callable[[], Any]], Awaitable[Any]]
     #: Who is calling (None: authentication is off and nobody was named).
     principal: Principal | None = None
+    #: Result pages read ahead of the clients (the app's one).
+    pages: PagesAhead = field(default_factory=PagesAhead)
 
     def param(self, name: str) -> str:
         return str(self.request.path_params[name])
@@ -247,6 +251,7 @@ async def cancel_operation(call: Call) -> Response:
 
 async def close_operation(call: Call) -> Response:
     session, operation = call.session(), call.operation()
+    call.pages.drop(operation)
     await call.run(lambda: call.service.close_operation(session, operation))
     return json_response({"status": "CLOSED"})
 
@@ -277,7 +282,7 @@ async def fetch_results(call: Call) -> Response:
     row_format = _row_format(call)
     settings = call.settings
 
-    def fetch() -> Response:
+    def fetch(token: int) -> Answer:
         page = call.service.fetch_results(
             session, operation, token, settings.fetch_max_rows, wait=settings.fetch_timeout
         )
@@ -291,10 +296,21 @@ async def fetch_results(call: Call) -> Response:
         if row_format is not RowFormat.ARROW and needs_time_zone(page.schema):
             time_zone = _time_zone(call.service.get_session_config(session))
         # Encoding a large page is CPU work: it stays on this worker thread too.
-        return render_page(page, row_format, next_uri, time_zone)
+        response = render_page(page, row_format, next_uri, time_zone)
+        read_on = (
+            page.next_token if page.result_type is ResultType.PAYLOAD and page.num_rows else None
+        )
+        return Answer(response, read_on)
 
-    response: Response = await call.run(fetch)
-    return response
+    ahead = call.pages.take(operation, token, row_format.value)
+    answer: Answer = await (ahead if ahead is not None else call.run(lambda: fetch(token)))
+    following = answer.read_on
+    if following is not None:
+        # The next page is read and encoded while the client reads this one.
+        call.pages.start(
+            operation, following, row_format.value, lambda: call.run(lambda: fetch(following))
+        )
+    return answer.response
 
 
 # -- protocol routes sparkgate does not serve ----------------------------------------

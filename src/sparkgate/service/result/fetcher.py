@@ -1,7 +1,9 @@
 """The fetch-token protocol over a :class:`ResultBuffer` (FLIP-91 ResultFetcher).
 
 Token N returns the next page and advances to N+1; N-1 replays the page just
-returned (a client that lost a response can ask again); anything else is an
+returned (a client that lost a response can ask again), and so does N-2: the
+REST endpoint reads one page ahead of its client (``endpoints.rest.ahead``), so
+the page its client had last may be the one before. Anything else is an
 error, unless the result is kept (result spooling, :mod:`.spool`): then any
 page handed out before is given again. The orientation API walks the same
 cursor: FORWARD is "the next token", BACKWARD replays the last page, once;
@@ -63,6 +65,7 @@ class ResultFetcher:
         self.spool = spool
         self._next_token = next_token
         self._last: ResultSet | None = None
+        self._previous: ResultSet | None = None  # the page before the last
         self._stepped_back = False
         # FIRST: the row a re-read of a kept result has got to (None: not re-reading).
         self._again: int | None = None
@@ -80,6 +83,8 @@ class ResultFetcher:
                 return self._advance(max_rows, wait)
             if token == self._next_token - 1 and self._last is not None:
                 return self._last
+            if token == self._next_token - 2 and self._previous is not None:
+                return self._previous
             kept = self._kept_page(token) if 0 <= token < self._next_token else None
             if kept is not None:
                 return kept
@@ -119,7 +124,7 @@ class ResultFetcher:
         page = self._page(take.batches, take.kinds, self._next_token, eos)
         if self.spool is not None and take.kinds is None:
             self.spool.paged(take.num_rows, eos)
-        self._last = page
+        self._previous, self._last = self._last, page
         self._next_token += 1
         return page
 
