@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bench.machine import load_avg
 from bench.memory import MIB, ROLES, RoleSampler, jvm_max_heap, role_rss
 from bench.targets.base import BenchError, Session, Target, launched
 from bench.targets.inprocess import InProcessTarget
@@ -58,6 +59,7 @@ def _measure(ctx: Context, target: Target, session: Session, rows: int, label: s
     """One run: RSS by role just before it, then sampled every 100 ms while it runs."""
     root, exclude = _tree_of(ctx, target)
     entry: Result = {"target": target.name, "label": label, "rows": rows}
+    entry["load_avg_before"] = load_avg()
     before = role_rss(root, exclude)
     with RoleSampler(root, exclude) as sampler:
         start = time.perf_counter()

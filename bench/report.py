@@ -15,10 +15,13 @@ from typing import Any
 
 import orjson
 
+from bench.machine import NOISY_CORE_SHARE, noisy_sources, quiet_summary
+
 __all__ = [
     "GOALS",
     "compute_goals",
     "compute_ratios",
+    "concurrency_levels",
     "machine_info",
     "merge",
     "render_markdown",
@@ -32,11 +35,14 @@ log = logging.getLogger(__name__)
 MARK_START = "<!-- bench:results:start -->"
 MARK_END = "<!-- bench:results:end -->"
 
-LATENCY = ("session", "select1", "set")
+LATENCY = ("session", "select1", "select100", "set")
+#: Latency workloads whose REST entries keep the EOS fetch and a keep-alive round trip.
+STATEMENTS = ("select1", "select100")
 FETCH = ("fetch_small", "fetch_large")
 TITLES = {
     "session": "Session open + close (ms)",
     "select1": "SELECT 1 round trip (ms)",
+    "select100": "100-row query round trip (ms)",
     "set": "SET round trip (ms)",
     "fetch_small": "Fetch {rows} rows x 5 columns",
     "fetch_large": "Fetch {rows} rows x 5 columns",
@@ -48,20 +54,54 @@ TITLES = {
     "spool": "Result spooling: fetch of {rows} rows x 5 columns as ARROW",
 }
 
-#: Goals printed next to the figures; never asserted.
+#: Goals printed next to the figures; never asserted. ``{sessions}`` is filled
+#: in with the concurrency level measured.
 GOALS: dict[str, str] = {
-    "select1_vs_inprocess": "SELECT 1 over REST within 1.10x of in-process (median)",
-    "select1_vs_thrift": "SELECT 1 over REST faster than the Thrift server (median)",
+    "select1_vs_inprocess": (
+        "SELECT 1 over REST at or below in-process collect() + 3 ms (median and p99)"
+    ),
+    "select1_vs_thrift": "SELECT 1 over REST below the Thrift server (median and p99)",
+    "select1_hs2_vs_thrift": (
+        "SELECT 1 over HiveServer2 (PyHive) below the Thrift server (median and p99)"
+    ),
+    "select100_vs_inprocess": (
+        "100-row query over REST at or below in-process collect() + 3 ms (median and p99)"
+    ),
+    "select100_vs_thrift": "100-row query over REST below the Thrift server (median and p99)",
+    "select100_hs2_vs_thrift": (
+        "100-row query over HiveServer2 (PyHive) below the Thrift server (median and p99)"
+    ),
+    "eos_fetch": (
+        "REST EOS fetch (the fetch after the last page of SELECT 1) within a keep-alive "
+        "round trip (<= 1.5 ms median)"
+    ),
     "session_open": "REST session open < 5 ms (median)",
     "fetch_json": "REST JSON fetch of the large result >= 50% of in-process Arrow rows/s",
     "fetch_arrow": "REST ARROW fetch of the large result >= 80% of in-process Arrow rows/s",
-    "concurrency": "REST concurrent throughput above the Thrift server's, zero errors",
+    "hs2_jdbc_fetch": (
+        "sparkgate HiveServer2 fetch of the large result >= 2x the Thrift server's rows/s "
+        "with the JDBC client"
+    ),
+    "concurrency": (
+        "REST with {sessions} concurrent sessions: throughput above the Thrift server's "
+        "with zero errors, and a lower p99"
+    ),
+    "concurrency_high": (
+        "REST with {sessions} concurrent sessions: throughput above the Thrift server's "
+        "with zero errors, and a lower p99"
+    ),
     "memory_bounded": (
         "gateway Python process RSS growth during the large fetch below half the "
         "result's Arrow size (bounded by the result buffer, not the result)"
     ),
     "fair_p99": "REST short-query p99 during a long scan under 1 s (FAIR, the default)",
 }
+#: What ``{sessions}`` reads when the level was not measured.
+_LEVEL_NAMES = {"concurrency": "32 (16 quick)", "concurrency_high": "128 (64 quick)"}
+#: Statement latency goals: a target's median and p99 against a reference's, plus a margin.
+SELECT_MARGIN_MS = 3.0
+EOS_FETCH_MS = 1.5
+HS2_JDBC_FACTOR = 2.0
 
 #: (title, header, rows, notes printed under the table)
 Table = tuple[str, list[str], list[list[str]], list[str]]
@@ -160,9 +200,11 @@ def compute_ratios(workloads: dict[str, Any]) -> dict[str, Any]:
             return None if not entry or entry.get("error") else entry.get("rows_per_s")
 
         base_in = rate(section.get("inprocess/arrow"))
-        base_th = rate(section.get("thrift/rows"))
         ratios[name] = {
-            key: {"vs_inprocess": _ratio(rate(e), base_in), "vs_thrift": _ratio(rate(e), base_th)}
+            key: {
+                "vs_inprocess": _ratio(rate(e), base_in),
+                "vs_thrift": _ratio(rate(e), rate(section.get(_thrift_reference(key, section)))),
+            }
             for key, e in section.items()
         }
     conc = _entries(workloads.get("concurrency", {}))
@@ -172,26 +214,69 @@ def compute_ratios(workloads: dict[str, Any]) -> dict[str, Any]:
 
     ratios["concurrency"] = {
         key: {
-            "vs_inprocess": _ratio(qps(e), qps(conc.get("inprocess"))),
-            "vs_thrift": _ratio(qps(e), qps(conc.get("thrift"))),
+            "vs_inprocess": _ratio(qps(e), qps(_at_level(conc, "inprocess", e.get("sessions")))),
+            "vs_thrift": _ratio(qps(e), qps(_at_level(conc, "thrift", e.get("sessions")))),
         }
         for key, e in conc.items()
     }
     return ratios
 
 
+def _thrift_reference(key: str, section: dict[str, Any]) -> str:
+    """The Thrift server's entry a fetch is compared with: the same client where
+    the Thrift server has it (``jdbc`` with ``jdbc``), PyHive otherwise."""
+    mode = key.partition("/")[2]
+    same = f"thrift/{mode}"
+    return same if mode and same in section else "thrift/rows"
+
+
+def _at_level(section: dict[str, Any], target: str, sessions: Any) -> dict[str, Any] | None:
+    """The concurrency entry of ``target`` at ``sessions`` sessions (any key shape:
+    ``rest@32`` now, ``rest`` in results of one level)."""
+    for entry in section.values():
+        if entry.get("target") == target and entry.get("sessions") == sessions:
+            return dict(entry)
+    return None
+
+
+def concurrency_levels(workloads: dict[str, Any]) -> list[int]:
+    """The session counts measured, lowest first."""
+    section = _entries(workloads.get("concurrency", {}))
+    return sorted({int(e["sessions"]) for e in section.values() if e.get("sessions")})
+
+
 def compute_goals(workloads: dict[str, Any], ratios: dict[str, Any]) -> list[dict[str, Any]]:
     """Each goal with the measured value and whether it is met (None: not measured)."""
     goals: list[dict[str, Any]] = []
 
-    def add(goal: str, value: Any, met: bool | None) -> None:
-        goals.append({"goal": goal, "text": GOALS[goal], "value": value, "met": met})
+    def add(goal: str, value: Any, met: bool | None, **fmt: Any) -> None:
+        text = GOALS[goal].format(**fmt) if fmt else GOALS[goal]
+        goals.append({"goal": goal, "text": text, "value": value, "met": met})
 
-    sel = ratios.get("select1", {}).get("rest", {})
-    r = sel.get("vs_inprocess")
-    add("select1_vs_inprocess", r and f"{r:.2f}x", None if r is None else r <= 1.10)
-    r = sel.get("vs_thrift")
-    add("select1_vs_thrift", r and f"{r:.2f}x", None if r is None else r < 1.0)
+    for name in STATEMENTS:
+        section = _entries(workloads.get(name, {}))
+        rest, hs2 = section.get("rest"), section.get("hs2")
+        inproc, thrift = section.get("inprocess"), section.get("thrift")
+        add(f"{name}_vs_inprocess", *_tails_goal(rest, inproc, SELECT_MARGIN_MS, strict=False))
+        add(f"{name}_vs_thrift", *_tails_goal(rest, thrift, 0.0, strict=True))
+        add(f"{name}_hs2_vs_thrift", *_tails_goal(hs2, thrift, 0.0, strict=True))
+
+    rest1 = _entries(workloads.get("select1", {})).get("rest") or {}
+    eos = rest1.get("eos_fetch_ms") or {}
+    keepalive = rest1.get("keepalive_ms") or {}
+    beside = (
+        f"; keep-alive round trip median {keepalive['median']:.2f} ms" if keepalive.get("n") else ""
+    )
+    if eos.get("n"):
+        value = f"EOS fetch median {eos['median']:.2f} ms, p99 {eos['p99']:.2f} ms{beside}"
+        if rest1.get("eos_with_rows"):
+            value += f"; {rest1['eos_with_rows']} runs had no EOS fetch"
+        add("eos_fetch", value, eos["median"] <= EOS_FETCH_MS)
+    elif rest1.get("eos_with_rows"):
+        # Every last page answered EOS itself: there is no fetch to wait for.
+        add("eos_fetch", f"no EOS fetch: the last page answered EOS{beside}", True)
+    else:
+        add("eos_fetch", None, None)
 
     rest_session = _entries(workloads.get("session", {})).get("rest", {})
     open_ms = (rest_session.get("open_ms") or {}).get("median")
@@ -202,22 +287,29 @@ def compute_goals(workloads: dict[str, Any], ratios: dict[str, Any]) -> list[dic
     add("fetch_json", r and f"{r:.0%}", None if r is None else r >= 0.5)
     r = fetch.get("rest/arrow", {}).get("vs_inprocess")
     add("fetch_arrow", r and f"{r:.0%}", None if r is None else r >= 0.8)
+    large_rates = _entries(workloads.get("fetch_large", {}))
+    r = fetch.get("hs2/jdbc", {}).get("vs_thrift")
+    if r is not None and "thrift/jdbc" in large_rates:
+        value = (
+            f"{r:.2f}x ({large_rates['hs2/jdbc'].get('rows_per_s', 0):,} vs "
+            f"{large_rates['thrift/jdbc'].get('rows_per_s', 0):,} rows/s)"
+        )
+        add("hs2_jdbc_fetch", value, r >= HS2_JDBC_FACTOR)
+    else:
+        add("hs2_jdbc_fetch", None, None)
 
     conc = _entries(workloads.get("concurrency", {}))
-    rest, thrift = conc.get("rest"), conc.get("thrift")
-    if rest and thrift and "queries_per_s" in rest and "queries_per_s" in thrift:
-        met = rest["queries_per_s"] > thrift["queries_per_s"] and rest.get("errors", 1) == 0
-        value = (
-            f"{rest['queries_per_s']} vs {thrift['queries_per_s']} q/s, {rest.get('errors')} errors"
-        )
-        add("concurrency", value, met)
-    else:
-        add("concurrency", None, None)
+    # The lowest level measured is the goal "concurrency", the next "concurrency_high".
+    levels: list[int | None] = [*concurrency_levels(workloads), None, None]
+    for goal, level in (("concurrency", levels[0]), ("concurrency_high", levels[1])):
+        rest = _at_level(conc, "rest", level) if level else None
+        thrift = _at_level(conc, "thrift", level) if level else None
+        _concurrency_goal(add, goal, rest, thrift)
 
     large = _entries(workloads.get("fetch_large", {}))
     idle = _entries(workloads.get("memory", {})).get("rest", {}).get("idle_root_mib")
-    peaks = [large[k].get("peak_root_rss_mib") for k in ("rest/json", "rest/arrow") if k in large]
-    peaks = [p for p in peaks if p]
+    found = [large[k].get("peak_root_rss_mib") for k in ("rest/json", "rest/arrow") if k in large]
+    peaks = [float(p) for p in found if p]
     size = large.get("inprocess/arrow", {}).get("arrow_nbytes")
     if idle and peaks and size:
         growth = max(peaks) - idle
@@ -241,6 +333,47 @@ def compute_goals(workloads: dict[str, Any], ratios: dict[str, Any]) -> list[dic
     else:
         add("fair_p99", None, None)
     return goals
+
+
+def _tails_goal(
+    entry: dict[str, Any] | None, ref: dict[str, Any] | None, margin_ms: float, *, strict: bool
+) -> tuple[str | None, bool | None]:
+    """(value, met) for "``entry`` at or below (strictly below) ``ref`` + margin, both
+    median and p99"."""
+    if _median(entry) is None or _median(ref) is None:
+        return None, None
+    assert entry is not None and ref is not None
+    parts, met = [], True
+    for stat in ("median", "p99"):
+        mine, theirs = float(entry[stat]), float(ref[stat])
+        limit = theirs + margin_ms
+        ok = mine < limit if strict else mine <= limit
+        met = met and ok
+        parts.append(f"{stat} {mine:,.2f} vs {theirs:,.2f} ms ({mine - theirs:+,.2f})")
+    return ", ".join(parts), met
+
+
+def _concurrency_goal(
+    add: Any, goal: str, rest: dict[str, Any] | None, thrift: dict[str, Any] | None
+) -> None:
+    sessions = (rest or thrift or {}).get("sessions") or _LEVEL_NAMES[goal]
+    if not rest or not thrift or "queries_per_s" not in rest or "queries_per_s" not in thrift:
+        add(goal, None, None, sessions=sessions)
+        return
+    p99 = (rest.get("latency_ms") or {}).get("p99")
+    p99_ref = (thrift.get("latency_ms") or {}).get("p99")
+    met = (
+        rest["queries_per_s"] > thrift["queries_per_s"]
+        and rest.get("errors", 1) == 0
+        and p99 is not None
+        and p99_ref is not None
+        and p99 < p99_ref
+    )
+    value = (
+        f"{rest['queries_per_s']} vs {thrift['queries_per_s']} q/s, "
+        f"p99 {_fmt(p99, 0)} vs {_fmt(p99_ref, 0)} ms, {rest.get('errors')} errors"
+    )
+    add(goal, value, met, sessions=sessions)
 
 
 # --------------------------------------------------------------------------- merging
@@ -277,6 +410,7 @@ def merge(base: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
             "started_at": partial["started_at"],
             "duration_s": partial["duration_s"],
             "load_avg": partial.get("load_avg"),
+            "quiet": partial.get("quiet"),
             "targets": sorted(k for k, v in partial["targets"].items() if v.get("available")),
         }
     ]
@@ -287,9 +421,42 @@ def _merged_lines(doc: dict[str, Any]) -> list[str]:
     return [
         f"{', '.join(f'`{w}`' for w in m['workloads'])}: from the run of {m['started_at']} "
         f"({m['duration_s']:.0f} s; `--only {','.join(m['workloads'])} "
-        f"--targets {','.join(m['targets'])}`{_load(m)}), merged into this one."
+        f"--targets {','.join(m['targets'])}`{_load(m)}{_other_cpu(m)}), merged into this one."
         for m in doc.get("merged", [])
     ]
+
+
+def _other_cpu(run: dict[str, Any]) -> str:
+    """The other processes' share of one core, when recorded; NOISY past the threshold."""
+    quiet = run.get("quiet") or {}
+    if "other_core_share" not in quiet:
+        return ""
+    mark = ", **noisy**" if quiet.get("noisy") else ""
+    return f"; other processes {quiet['other_core_share']:.0%} of one core{mark}"
+
+
+def _machine_state(doc: dict[str, Any]) -> list[str]:
+    """The quiet-machine check and each workload's share, one line each."""
+    quiet = doc.get("quiet") or {}
+    if not quiet:
+        return []
+    threshold = quiet.get("threshold_core_share", NOISY_CORE_SHARE)
+    verdict = (
+        f"**noisy** (above {threshold:.0%} of one core)"
+        if quiet.get("noisy")
+        else f"quiet (at most {threshold:.0%} of one core)"
+        if quiet.get("noisy") is False
+        else "not checked"
+    )
+    lines = [f"Machine state: {quiet_summary(quiet)}; {verdict}."]
+    shares = [
+        f"{name} {section['_machine']['other_core_share']:.0%}"
+        for name, section in doc["workloads"].items()
+        if isinstance(section, dict) and "other_core_share" in (section.get("_machine") or {})
+    ]
+    if shares:
+        lines.append(f"Other processes by workload (share of one core): {', '.join(shares)}.")
+    return lines
 
 
 def _load(doc: dict[str, Any]) -> str:
@@ -334,6 +501,13 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
         head = ["target", "n", "median", "p99", "min-max", "vs in-process", "vs Thrift"]
         if name == "session":
             head.insert(2, "open median")
+        # The EOS columns where the run measured them (results before they existed have none).
+        phased = name in STATEMENTS and any(
+            e.get("eos_fetch_ms") or e.get("keepalive_ms")
+            for e in _entries(workloads[name]).values()
+        )
+        if phased:
+            head[5:5] = ["EOS fetch median / p99", "keep-alive RTT median"]
         rows = []
         for key, e in _entries(workloads[name]).items():
             r = ratios.get(name, {}).get(key, {})
@@ -348,10 +522,29 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
             ]
             if name == "session":
                 row.insert(2, _fmt((e.get("open_ms") or {}).get("median"), 2))
+            if phased:
+                eos = e.get("eos_fetch_ms") or {}
+                eos_text = (
+                    f"{_fmt(eos.get('median'), 2)} / {_fmt(eos.get('p99'), 2)}"
+                    if eos.get("n")
+                    else "none (EOS with the last page)"
+                    if e.get("eos_with_rows")
+                    else "-"
+                )
+                keepalive = (e.get("keepalive_ms") or {}).get("median")
+                row[5:5] = [eos_text, _fmt(keepalive, 2)]
             if e.get("error"):
                 row[-1] += f"  ERROR {e['error'][:80]}"
             rows.append(row)
-        tables.append((TITLES[name], head, rows, []))
+        notes = []
+        if name in STATEMENTS and workloads[name].get("_statement"):
+            notes.append(f"Statement `{workloads[name]['_statement']}`.")
+        if phased:
+            notes.append(
+                "EOS fetch: the REST fetch answering EOS after the last page; keep-alive "
+                "RTT: `GET /v4/api_versions` on the same connection after each run."
+            )
+        tables.append((TITLES[name], head, rows, notes))
     for name in FETCH:
         if name not in workloads:
             continue
@@ -382,7 +575,7 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
                 row[-1] += f"  ERROR {e['error'][:80]}"
             rows.append(row)
         title = TITLES[name].format(rows=_rows_label(int(workloads[name].get("_rows", 0))))
-        tables.append((title, head, rows, []))
+        tables.append((title, head, rows, _fetch_notes(doc, workloads[name])))
     if "concurrency" in workloads:
         head = [
             "target",
@@ -399,7 +592,7 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
             lat = e.get("latency_ms") or {}
             r = ratios.get("concurrency", {}).get(key, {})
             row = [
-                _label(doc, key),
+                _label(doc, e.get("target") or key),
                 f"{e.get('sessions', '-')} x {e.get('queries_per_session', '-')}",
                 _fmt(e.get("queries_per_s"), 2),
                 _fmt(lat.get("median"), 1),
@@ -408,8 +601,9 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
                 _fmt_ratio(r.get("vs_inprocess")),
                 _fmt_ratio(r.get("vs_thrift")),
             ]
-            if e.get("first_error") or e.get("error"):
-                row[-1] += f"  ERROR {(e.get('first_error') or e.get('error'))[:80]}"
+            error = e.get("first_error") or e.get("error")
+            if error:
+                row[-1] += f"  ERROR {str(error)[:80]}"
             rows.append(row)
         tables.append((TITLES["concurrency"], head, rows, []))
     if "fair_sharing" in workloads:
@@ -449,6 +643,21 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
     if "recovery" in workloads:
         tables.extend(_recovery_tables(workloads["recovery"]))
     return tables
+
+
+def _fetch_notes(doc: dict[str, Any], section: dict[str, Any]) -> list[str]:
+    """What the JDBC client's JVM measured itself, beside the figures timed here."""
+    own = [
+        f"{_label(doc, key)} {e['client_reported_s']['median']:,.2f} s"
+        for key, e in _entries(section).items()
+        if (e.get("client_reported_s") or {}).get("n")
+    ]
+    if not own:
+        return []
+    return [
+        "The JDBC client's own timing, execute to statement closed in its JVM "
+        f"(median): {', '.join(own)}; vs Thrift compares JDBC with JDBC."
+    ]
 
 
 def _failure(section: dict[str, Any]) -> list[str]:
@@ -607,6 +816,9 @@ def render_text(doc: dict[str, Any]) -> str:
         if not info.get("available"):
             out.append(f"  {info['label']}: {info.get('reason', 'not available')}")
     out.extend(f"  {line}" for line in _merged_lines(doc))
+    out.extend(f"  {line.replace('**', '')}" for line in _machine_state(doc))
+    for line in noisy_sources(doc):
+        out.append(f"  NOISY: {line}")
     for title, head, rows, notes in _tables(doc):
         widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=False)]
         out.append("")
@@ -627,7 +839,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     s = doc["settings"]
     quick = " ARGS=--quick" if doc["mode"] == "quick" else ""
-    out = [
+    out: list[str] = []
+    noisy = noisy_sources(doc)
+    if noisy:
+        out += [
+            "**Noisy run**: other processes took CPU while it ran, so every figure below "
+            "is distorted; it was published with `--allow-noisy`.",
+            "",
+            *(f"- {line}" for line in noisy),
+            "",
+        ]
+    out += [
         f"Run of {doc['started_at']} in **{doc['mode']}** mode "
         f"({doc['duration_s']:.0f} s; `make bench{quick}`{_load(doc)}).",
         "",
@@ -636,6 +858,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"Spark for every target: master `{s['spark']['master']}`, driver memory "
         f"`{s['spark']['driver_memory']}`, `spark.sql.shuffle.partitions="
         f"{s['spark']['shuffle_partitions']}`.",
+        *_machine_state(doc),
         "",
     ]
     merged = _merged_lines(doc)

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from bench import report
+from bench.machine import NOISY_CORE_SHARE, MachineMonitor, load_avg, noisy_sources, quiet_summary
 from bench.servers import stop_all
 from bench.settings import SparkSettings, settings_for
 from bench.targets import ALL_TARGETS, Target
@@ -119,6 +120,20 @@ def _parser() -> argparse.ArgumentParser:
         "the complete one (--output, default bench/results/latest.json), "
         "then render it like --render",
     )
+    p.add_argument(
+        "--allow-noisy",
+        action="store_true",
+        help="write BENCHMARKS.md even though other processes took CPU during the run "
+        "(the rendered results then say the run was noisy)",
+    )
+    p.add_argument(
+        "--noisy-threshold",
+        type=float,
+        default=NOISY_CORE_SHARE,
+        metavar="SHARE",
+        help="CPU of processes that are not the benchmark's, as a share of one core "
+        f"averaged over the run, above which the run is noisy (default {NOISY_CORE_SHARE})",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -169,9 +184,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("py4j", "pyhive", "thrift"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.render is not None:
-        return _render(args.render, docs=not args.no_docs)
+        return _render(args.render, docs=not args.no_docs, allow_noisy=args.allow_noisy)
     if args.merge is not None:
-        return _merge(args.merge, args.output or DEFAULT_OUTPUT, docs=not args.no_docs)
+        return _merge(
+            args.merge,
+            args.output or DEFAULT_OUTPUT,
+            docs=not args.no_docs,
+            allow_noisy=args.allow_noisy,
+        )
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGHUP, _on_signal)
 
@@ -186,8 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     timer = _watchdog(settings.hard_limit_s)
     started = time.monotonic()
     started_at = report.utc_now()
-    # Other work on the machine distorts every timing: keep the load beside them.
-    load_start = os.getloadavg()[0]
+    # Other work on the machine distorts every timing: keep the load beside them,
+    # and the CPU other processes took (the quiet-machine check).
+    load_start = load_avg()
+    monitor = MachineMonitor().start()
     targets = _build_targets(names, settings, work, args)
     info: dict[str, dict[str, Any]] = {}
     for cls in ALL_TARGETS:
@@ -222,6 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 log.info("Workload %s on %s", name, ", ".join(t.name for t in ready))
                 began = time.monotonic()
+                mark = monitor.mark()
                 try:
                     results[name] = WORKLOADS[name](ctx)
                 except Exception as exc:
@@ -229,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log.exception("Workload %s failed", name)
                     results[name] = {"_error": f"{type(exc).__name__}: {exc}"}
                 results[name]["_seconds"] = round(time.monotonic() - began, 1)
+                results[name]["_machine"] = monitor.since(mark)
         else:
             log.error("No target could be started")
             failed = True
@@ -240,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 except Exception:
                     log.exception("Stopping %s failed", t.label)
         stop_all()
+        monitor.stop()
         timer.cancel()
         if args.keep_work or failed:
             log.info("Work directory kept: %s", work)
@@ -248,11 +273,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ratios = report.compute_ratios(results)
     doc: dict[str, Any] = {
-        "schema": 1,
+        "schema": 2,
         "mode": settings.mode,
         "started_at": started_at,
         "duration_s": round(time.monotonic() - started, 1),
-        "load_avg": {"start": round(load_start, 1), "end": round(os.getloadavg()[0], 1)},
+        "load_avg": {"start": round(load_start, 1), "end": round(load_avg(), 1)},
+        "quiet": monitor.summary(args.noisy_threshold),
         "complete": complete,
         "machine": report.machine_info(spark_version),
         "settings": settings.as_dict(),
@@ -265,38 +291,86 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.write(report.render_text(doc))
     sys.stdout.flush()
     log.info("Results written to %s", _shown(output))
+    quiet = doc["quiet"]
+    if quiet.get("noisy"):
+        log.warning("Noisy run: %s", quiet_summary(quiet))
+    elif quiet.get("error") is None:
+        log.info("Quiet machine: %s", quiet_summary(quiet))
     docs = complete and not args.no_docs and BENCHMARKS_MD.exists()
-    if docs and report.update_markdown(BENCHMARKS_MD, doc):
+    # The exit code does not change on a noisy run: only the docs are refused.
+    if docs and _docs_allowed(doc, args.allow_noisy) and report.update_markdown(BENCHMARKS_MD, doc):
         log.info("Results section of %s rewritten", BENCHMARKS_MD.name)
     return 1 if failed else 0
 
 
-def _render(path: Path, *, docs: bool) -> int:
+def _docs_allowed(doc: dict[str, Any], allow_noisy: bool) -> bool:
+    """False (and why, logged) when ``doc`` holds a noisy run and that is not allowed."""
+    noisy = noisy_sources(doc)
+    if not noisy:
+        return True
+    if allow_noisy:
+        log.warning("Writing %s from a noisy run (--allow-noisy); it says so", BENCHMARKS_MD.name)
+        return True
+    for line in noisy:
+        log.error("Noisy: %s", line)
+    log.error(
+        "Not rewriting %s: other processes took CPU during the run (above %s of one core); "
+        "run again on a quiet machine, or pass --allow-noisy to publish it marked as noisy",
+        BENCHMARKS_MD.name,
+        _threshold_text(doc),
+    )
+    return False
+
+
+def _threshold_text(doc: dict[str, Any]) -> str:
+    shares = [(doc.get("quiet") or {}).get("threshold_core_share")]
+    shares += [(m.get("quiet") or {}).get("threshold_core_share") for m in doc.get("merged", [])]
+    known = [s for s in shares if s is not None]
+    return f"{min(known):.0%}" if known else f"{NOISY_CORE_SHARE:.0%}"
+
+
+def _render(path: Path, *, docs: bool, allow_noisy: bool = False) -> int:
+    """Print a saved result; rewrite BENCHMARKS.md from it (2 if refused as noisy)."""
     import orjson
 
     doc = orjson.loads(path.read_bytes())
     sys.stdout.write(report.render_text(doc))
     if docs and doc.get("complete") and BENCHMARKS_MD.exists():
+        if not _docs_allowed(doc, allow_noisy):
+            return 2
         report.update_markdown(BENCHMARKS_MD, doc)
         log.info("Results section of %s rewritten", BENCHMARKS_MD.name)
     return 0
 
 
-def _merge(partial: Path, complete: Path, *, docs: bool) -> int:
+def _merge(partial: Path, complete: Path, *, docs: bool, allow_noisy: bool = False) -> int:
+    """Merge a partial result into the complete one and render it. A noisy
+    partial run is refused as a whole (nothing is written) unless ``allow_noisy``:
+    the complete JSON is the record BENCHMARKS.md is rendered from."""
     import orjson
 
     base = orjson.loads(complete.read_bytes())
     if not base.get("complete"):
         log.error("%s is not the result of a complete run", _shown(complete))
         return 2
+    part = orjson.loads(partial.read_bytes())
+    if noisy_sources(part) and not allow_noisy:
+        for line in noisy_sources(part):
+            log.error("Noisy: %s", line)
+        log.error(
+            "Not merging %s: it is a noisy run; run it again on a quiet machine, "
+            "or pass --allow-noisy to merge it marked as noisy",
+            _shown(partial),
+        )
+        return 2
     try:
-        doc = report.merge(base, orjson.loads(partial.read_bytes()))
+        doc = report.merge(base, part)
     except ValueError as exc:
         log.error("Cannot merge %s into %s: %s", _shown(partial), _shown(complete), exc)
         return 2
     report.write_json(complete, doc)
     log.info("Workloads of %s merged into %s", _shown(partial), _shown(complete))
-    return _render(complete, docs=docs)
+    return _render(complete, docs=docs, allow_noisy=allow_noisy)
 
 
 def _shown(path: Path) -> str:

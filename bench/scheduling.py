@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bench.machine import load_avg
 from bench.stats import summarise
 from bench.targets.base import Background, BenchError, Session, Target, launched
 from bench.targets.rest import RestTarget
@@ -156,6 +157,7 @@ def _head(target: Target, scheduler: str) -> Result:
         "scheduler": scheduler,
         # The FIFO gateway is the one target whose scheduler the benchmark sets.
         "scheduler_default": SCHEDULERS.get(target.name) == scheduler,
+        "load_avg_before": load_avg(),
     }
 
 

@@ -79,7 +79,10 @@ class ManagedProcess:
         log_file: Path,
         cwd: Path,
         env: Mapping[str, str],
+        pipes: bool = False,
     ) -> None:
+        """``pipes``: stdin and stdout are pipes to this process (a client driven
+        line by line); the console (stderr) still goes to ``log_file``."""
         self.name = name
         self.log_file = log_file
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -89,9 +92,9 @@ class ManagedProcess:
         with log_file.open("ab") as out:
             self.proc = subprocess.Popen(
                 list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
+                stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if pipes else out,
+                stderr=out if pipes else subprocess.STDOUT,
                 cwd=cwd,
                 env=dict(env),
                 start_new_session=True,
@@ -152,6 +155,10 @@ class ManagedProcess:
         self._signal(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _signal(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

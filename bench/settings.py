@@ -42,15 +42,16 @@ class BenchSettings:
     warmup: int = 3
     session_repeats: int = 30
     select1_repeats: int = 30
+    select100_repeats: int = 30
     set_repeats: int = 20
     # Fetch throughput.
     fetch_small_rows: int = 1_000_000
     fetch_large_rows: int = 10_000_000
     fetch_small_repeats: int = 3
     fetch_large_repeats: int = 2
-    # Concurrency.
-    concurrent_sessions: int = 32
-    queries_per_session: int = 20
+    # Concurrency: (sessions at once, queries each) per level. The same number of
+    # queries at both levels, so the higher one does not lengthen the run much.
+    concurrency_levels: tuple[tuple[int, int], ...] = ((32, 20), (128, 5))
     # Memory.
     idle_sessions: int = 1_000
     # Large results (rows through the REST gateway, with its result defaults).
@@ -83,8 +84,8 @@ class BenchSettings:
     startup_timeout_s: float = 240.0
     # No further workload starts past the soft limit (the rest are reported as
     # skipped); past the hard limit the run is aborted and the servers stopped.
-    soft_limit_s: float = 24 * 60.0
-    hard_limit_s: float = 32 * 60.0
+    soft_limit_s: float = 30 * 60.0
+    hard_limit_s: float = 40 * 60.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,13 +100,13 @@ def settings_for(quick: bool, spark: SparkSettings) -> BenchSettings:
         warmup=2,
         session_repeats=10,
         select1_repeats=10,
+        select100_repeats=10,
         set_repeats=6,
         fetch_small_rows=100_000,
         fetch_large_rows=1_000_000,
         fetch_small_repeats=2,
         fetch_large_repeats=1,
-        concurrent_sessions=16,
-        queries_per_session=5,
+        concurrency_levels=((16, 5), (64, 2)),
         idle_sessions=200,
         # 5 M rows is past sql-gateway.result.direct-size (32 MiB by Spark's
         # estimate): relayed as in full mode, not collected.
@@ -125,6 +126,6 @@ def settings_for(quick: bool, spark: SparkSettings) -> BenchSettings:
         idle_sessions_budget_s=10.0,
         statement_timeout_s=180.0,
         startup_timeout_s=150.0,
-        soft_limit_s=6 * 60.0,
-        hard_limit_s=9 * 60.0,
+        soft_limit_s=8 * 60.0,
+        hard_limit_s=12 * 60.0,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.large_result import run_large_result
+from bench.machine import load_avg
 from bench.memory import MIB, PeakSampler, process_rss, tree_rss
 from bench.recovery import run_recovery
 from bench.scheduling import run_fair_sharing
@@ -26,7 +28,7 @@ from bench.settings import BenchSettings
 from bench.stats import summarise
 from bench.targets.base import BenchError, Session, Target
 
-__all__ = ["ORDER", "WORKLOADS", "Context", "fetch_query"]
+__all__ = ["ORDER", "SELECT100", "WORKLOADS", "Context", "concurrency_key", "fetch_query"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,11 @@ class Context:
     results: dict[str, dict[str, Result]] = field(default_factory=dict)
 
     def server_roots(self) -> list[int]:
-        return [pid for t in self.targets if t.name != "inprocess" for pid in t.server_pids()]
+        """Roots of the process trees that are not the in-process target's, though
+        children of this process: the servers, and the clients the benchmark runs
+        in processes of their own (the JDBC client's JVM)."""
+        roots = [pid for t in self.targets if t.name != "inprocess" for pid in t.server_pids()]
+        return roots + [pid for t in self.targets for pid in t.client_pids()]
 
     def rss(self, target: Target) -> int:
         roots = target.server_pids()
@@ -77,7 +83,11 @@ class _Unit:
     run: Callable[[], None]
     teardown: Callable[[], None] = lambda: None
     prepare: Callable[[], None] = lambda: None
+    #: Called after each counted run, untimed (collects what the run recorded).
+    after: Callable[[], None] = lambda: None
     timings: list[float] = field(default_factory=list)
+    #: The 1-minute load average before each counted run.
+    loads: list[float] = field(default_factory=list)
     spent: float = 0.0
     error: str | None = None
     done: bool = False
@@ -107,6 +117,7 @@ def _interleaved(units: list[_Unit], warmup: int, repeats: int, budget: float) -
             if unit.timings and unit.spent * (1 + 1 / len(unit.timings)) > budget:
                 unit.done = True
                 continue
+            unit.loads.append(load_avg())
             start = time.perf_counter()
             try:
                 unit.run()
@@ -116,6 +127,10 @@ def _interleaved(units: list[_Unit], warmup: int, repeats: int, budget: float) -
             elapsed = time.perf_counter() - start
             unit.timings.append(elapsed)
             unit.spent += elapsed
+            try:
+                unit.after()
+            except Exception as exc:
+                _fail(unit, exc)
     for unit in units:
         with contextlib.suppress(Exception):
             unit.teardown()
@@ -128,8 +143,15 @@ def _fail(unit: _Unit, exc: Exception) -> None:
     log.debug("%s failure", unit.key, exc_info=True)
 
 
-def _session_unit(key: str, target: Target, mode: str, action: Callable[[Session], None]) -> _Unit:
-    """A unit that opens one session up front and runs ``action`` on it each time."""
+def _session_unit(
+    key: str,
+    target: Target,
+    mode: str,
+    action: Callable[[Session], None],
+    after: Callable[[Session], None] | None = None,
+) -> _Unit:
+    """A unit that opens one session up front and runs ``action`` on it each time
+    (and ``after``, untimed, after each counted run)."""
     holder: dict[str, Session] = {}
 
     def prepare() -> None:
@@ -138,11 +160,26 @@ def _session_unit(key: str, target: Target, mode: str, action: Callable[[Session
     def run() -> None:
         action(holder["session"])
 
+    def run_after() -> None:
+        if after is not None:
+            after(holder["session"])
+
     def teardown() -> None:
         if "session" in holder:
             holder.pop("session").close()
 
-    return _Unit(key, target, run, teardown, prepare)
+    return _Unit(key, target, run, teardown, prepare, run_after)
+
+
+def _load_summary(loads: list[float]) -> Result:
+    """The load average before a unit's counted runs: first, median, max."""
+    if not loads:
+        return {}
+    return {
+        "first": loads[0],
+        "median": round(statistics.median(loads), 2),
+        "max": max(loads),
+    }
 
 
 def _expect_rows(expected: int) -> Callable[[Session, str], None]:
@@ -184,7 +221,14 @@ def run_session(ctx: Context) -> Result:
 
 
 def _statement_workload(ctx: Context, sql: str, expected: int | None, repeats: int) -> Result:
+    """``sql`` on every target's first mode. Where the session records the phases
+    of a statement (REST), the EOS fetch is kept apart, and a keep-alive round
+    trip on the same connection is timed after each counted run."""
     check = _expect_rows(expected) if expected is not None else None
+    eos: dict[str, list[float]] = {}
+    eos_rows: dict[str, int] = {}
+    pings: dict[str, list[float]] = {}
+    phases: dict[str, dict[str, list[float]]] = {}
 
     def action(session: Session) -> None:
         if check is not None:
@@ -192,10 +236,40 @@ def _statement_workload(ctx: Context, sql: str, expected: int | None, repeats: i
         else:
             session.execute(sql)
 
-    units = [_session_unit(t.name, t, t.modes[0], action) for t in ctx.targets]
+    def collector(key: str) -> Callable[[Session], None]:
+        def after(session: Session) -> None:
+            recorded: dict[str, float] | None = getattr(session, "last_phases", None)
+            if recorded:
+                for phase, seconds in recorded.items():
+                    phases.setdefault(key, {}).setdefault(phase, []).append(seconds)
+                if recorded.get("eos_rows", 0) > 0:
+                    # The last page said EOS itself: there was no fetch after it.
+                    eos_rows[key] = eos_rows.get(key, 0) + 1
+                elif "eos_s" in recorded:
+                    eos.setdefault(key, []).append(recorded["eos_s"])
+            ping = getattr(session, "ping", None)
+            if ping is not None:
+                pings.setdefault(key, []).append(ping())
+
+        return after
+
+    units = [_session_unit(t.name, t, t.modes[0], action, collector(t.name)) for t in ctx.targets]
     s = ctx.settings
     _interleaved(units, s.warmup, repeats, s.latency_budget_s)
     result = _latency_results(units)
+    for key, entry in result.items():
+        if key in eos or key in eos_rows:
+            entry["eos_fetch_ms"] = summarise(eos.get(key, []), "ms")
+            #: Runs whose last page answered EOS, with no fetch after it.
+            entry["eos_with_rows"] = eos_rows.get(key, 0)
+        if key in pings:
+            entry["keepalive_ms"] = summarise(pings[key], "ms")
+        if key in phases:
+            entry["phases_ms"] = {
+                name.removesuffix("_s"): round(statistics.median(values) * 1000, 3)
+                for name, values in phases[key].items()
+                if not name.endswith("_rows")
+            }
     result["_statement"] = sql
     return result
 
@@ -203,6 +277,14 @@ def _statement_workload(ctx: Context, sql: str, expected: int | None, repeats: i
 def run_select1(ctx: Context) -> Result:
     """``SELECT 1``: execute, fetch to end of stream, close the operation."""
     return _statement_workload(ctx, "SELECT 1", 1, ctx.settings.select1_repeats)
+
+
+SELECT100 = "SELECT id, id * 2 AS x FROM range(100)"
+
+
+def run_select100(ctx: Context) -> Result:
+    """A 100-row query: execute, fetch to end of stream, close the operation."""
+    return _statement_workload(ctx, SELECT100, 100, ctx.settings.select100_repeats)
 
 
 def run_set(ctx: Context) -> Result:
@@ -215,6 +297,8 @@ def _latency_results(units: list[_Unit]) -> Result:
     result: Result = {}
     for unit in units:
         entry: Result = {"target": unit.target.name, **summarise(unit.timings, "ms")}
+        if unit.loads:
+            entry["load_avg"] = _load_summary(unit.loads)
         if unit.error:
             entry["error"] = unit.error
         result[unit.key] = entry
@@ -234,6 +318,8 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
     peaks: dict[str, int] = {}
     root_peaks: dict[str, int] = {}
     sizes: dict[str, int] = {}
+    # What a client measured itself (the JDBC client's JVM), per counted run.
+    inner: dict[str, list[float]] = {}
 
     for target in ctx.targets:
         for mode in target.modes:
@@ -262,6 +348,9 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
                 nbytes = getattr(session, "last_nbytes", 0)
                 if nbytes:
                     sizes[key] = nbytes
+                own = getattr(session, "last_inner_s", None)
+                if own is not None:
+                    inner.setdefault(key, []).append(own)
                 if got != rows:
                     raise BenchError(f"expected {rows} rows, got {got}")
 
@@ -285,6 +374,10 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
             entry["peak_root_rss_mib"] = round(root_peaks.get(unit.key, 0) / MIB, 1)
         if unit.key in sizes:
             entry["arrow_nbytes"] = sizes[unit.key]
+        if unit.key in inner:
+            entry["client_reported_s"] = summarise(inner[unit.key], "s")
+        if unit.loads:
+            entry["load_avg"] = _load_summary(unit.loads)
         if unit.error:
             entry["error"] = unit.error
         result[unit.key] = entry
@@ -308,9 +401,9 @@ def run_fetch_large(ctx: Context) -> Result:
 # --------------------------------------------------------------------------- concurrency
 
 
-def _concurrency_on(ctx: Context, target: Target) -> Result:
+def _concurrency_on(ctx: Context, target: Target, n_sessions: int, n_queries: int) -> Result:
     s = ctx.settings
-    n_sessions, n_queries = s.concurrent_sessions, s.queries_per_session
+    load_before = load_avg()
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -377,6 +470,7 @@ def _concurrency_on(ctx: Context, target: Target) -> Result:
         "wall_s": round(wall, 3),
         "queries_per_s": round(done / wall, 2) if wall > 0 else 0.0,
         "latency_ms": summarise(lat, "ms"),
+        "load_avg_before": load_before,
     }
     if all_errors:
         entry["first_error"] = all_errors[0][:500]
@@ -385,21 +479,34 @@ def _concurrency_on(ctx: Context, target: Target) -> Result:
     return entry
 
 
+def concurrency_key(target: str, sessions: int) -> str:
+    """A concurrency entry's key: the target and the number of sessions."""
+    return f"{target}@{sessions}"
+
+
 def run_concurrency(ctx: Context) -> Result:
+    """Every level (S sessions x Q queries), each on every target in turn."""
     result: Result = {}
-    for target in ctx.targets:
-        # A short warm-up of the query shape on this target.
-        with contextlib.suppress(Exception):
-            session = target.open_session()
+    for n_sessions, n_queries in ctx.settings.concurrency_levels:
+        for target in ctx.targets:
+            # A short warm-up of the query shape on this target.
+            with contextlib.suppress(Exception):
+                session = target.open_session()
+                try:
+                    session.execute(short_query(-1))
+                finally:
+                    session.close()
+            log.info("concurrency: %s, %d sessions x %d", target.label, n_sessions, n_queries)
+            key = concurrency_key(target.name, n_sessions)
             try:
-                session.execute(short_query(-1))
-            finally:
-                session.close()
-        log.info("concurrency: %s", target.label)
-        try:
-            result[target.name] = _concurrency_on(ctx, target)
-        except Exception as exc:
-            result[target.name] = {"target": target.name, "error": f"{type(exc).__name__}: {exc}"}
+                result[key] = _concurrency_on(ctx, target, n_sessions, n_queries)
+            except Exception as exc:
+                result[key] = {
+                    "target": target.name,
+                    "sessions": n_sessions,
+                    "queries_per_session": n_queries,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
     return result
 
 
@@ -411,7 +518,11 @@ def run_memory(ctx: Context) -> Result:
     s = ctx.settings
     result: Result = {}
     for target in ctx.targets:
-        entry: Result = {"target": target.name, "idle_mib": round(ctx.rss(target) / MIB, 1)}
+        entry: Result = {
+            "target": target.name,
+            "idle_mib": round(ctx.rss(target) / MIB, 1),
+            "load_avg_before": load_avg(),
+        }
         pids = target.server_pids()
         if pids:
             # The root process alone: for the gateway its Python process, without the JVM.
@@ -445,6 +556,7 @@ WORKLOADS: dict[str, Callable[[Context], Result]] = {
     "memory": run_memory,
     "session": run_session,
     "select1": run_select1,
+    "select100": run_select100,
     "set": run_set,
     "concurrency": run_concurrency,
     "fair_sharing": run_fair_sharing,

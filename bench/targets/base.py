@@ -2,7 +2,7 @@
 
 A *target* is one way of running SQL on Spark (in-process PySpark, the
 gateway over REST, Spark's Thrift server, ...). A *mode* is one way a target
-returns rows (``arrow``, ``json``, ``rows``); latency workloads use the
+returns rows (``arrow``, ``json``, ``rows``, ``jdbc``); latency workloads use the
 target's first mode, fetch workloads every mode. ``Session.execute`` runs one
 statement, fetches its result to the end of the stream, decodes every value
 and returns the number of rows. Server sessions also ``submit`` a statement
@@ -85,6 +85,11 @@ class Target(abc.ABC):
 
     def server_pids(self) -> list[int]:
         """Root processes whose process trees are "the server" for memory figures."""
+        return []
+
+    def client_pids(self) -> list[int]:
+        """Client processes the benchmark runs for this target (the JDBC client's
+        JVM): children of the benchmark's process, left out of its memory figures."""
         return []
 
     def info(self) -> dict[str, Any]:

@@ -14,6 +14,11 @@ endpoint may choose: the response *is* an IPC stream
 (``Content-Type: application/vnd.apache.arrow.stream``, the next URI in a
 ``*Next-Result-Uri`` header or ``Link: <...>; rel="next"``), or a JSON fetch
 body whose ``results.data`` is base64 of an IPC stream (or a list of them).
+
+Each statement also records how long each of its requests took
+(``last_phases``: submit, the fetches, the fetch answering EOS, close), and
+:meth:`_RestSession.ping` times one keep-alive round trip on the session's
+connection (``GET /v4/api_versions``), untimed by the workloads' clocks.
 """
 
 from __future__ import annotations
@@ -102,13 +107,36 @@ class _RestSession:
         self._row_format = "ARROW" if mode == "arrow" else "JSON"
         answer = client.json("POST", f"{API}/sessions", {"sessionName": "bench", "properties": {}})
         self.handle = str(answer["sessionHandle"])
+        #: Seconds of each request of the last statement: ``submit_s``, ``fetch_s``
+        #: (every fetch before the one answering EOS, NOT_READY pauses included),
+        #: ``eos_s`` (the fetch answering EOS), ``close_s``; ``eos_rows``, the rows
+        #: that EOS answer carried (0: a fetch after the last page).
+        self.last_phases: dict[str, float] = {}
 
     def execute(self, sql: str) -> int:
+        phases: dict[str, float] = {}
+        self.last_phases = phases
+        began = time.perf_counter()
         operation = self._submit(sql)
+        submitted = time.perf_counter()
+        phases["submit_s"] = submitted - began
         try:
-            return self._fetch_all(operation, self._deadline())
+            return self._fetch_all(operation, self._deadline(), trace=phases)
         finally:
+            fetched = time.perf_counter()
             self._client.json("DELETE", f"{self._base}/operations/{operation}/close")
+            phases["close_s"] = time.perf_counter() - fetched
+            phases["fetch_s"] = fetched - submitted - phases.get("eos_s", 0.0)
+
+    def ping(self) -> float:
+        """Seconds of one keep-alive round trip on this session's connection
+        (``GET /api_versions``: answered by the endpoint alone, no service call)."""
+        start = time.perf_counter()
+        status, _headers, raw = self._client.request("GET", f"{API}/api_versions")
+        elapsed = time.perf_counter() - start
+        if status >= 400:
+            raise BenchError(f"GET {API}/api_versions -> HTTP {status}: {_excerpt(raw)}")
+        return elapsed
 
     def submit(self, sql: str) -> _RestBackground:
         return _RestBackground(self, self._submit(sql))
@@ -125,7 +153,11 @@ class _RestSession:
         return str(answer["operationHandle"])
 
     def _fetch_all(
-        self, operation: str, deadline: float, stop: threading.Event | None = None
+        self,
+        operation: str,
+        deadline: float,
+        stop: threading.Event | None = None,
+        trace: dict[str, float] | None = None,
     ) -> int:
         uri = f"{self._base}/operations/{operation}/result/0?rowFormat={self._row_format}"
         rows = 0
@@ -135,6 +167,7 @@ class _RestSession:
                 return rows
             if time.monotonic() > deadline:
                 raise BenchError(f"no end of stream before the timeout ({uri})")
+            sent = time.perf_counter()
             status, headers, raw = self._client.request("GET", uri)
             if status >= 400:
                 raise BenchError(f"GET {uri} -> HTTP {status}: {_excerpt(raw)}")
@@ -150,6 +183,9 @@ class _RestSession:
             pause = 0.0005
             rows += count
             if result_type == "EOS" or not next_uri:
+                if trace is not None:
+                    trace["eos_s"] = time.perf_counter() - sent
+                    trace["eos_rows"] = count
                 return rows
             uri = _path_of(next_uri)
 

@@ -8,6 +8,11 @@ new cursor: ``execute`` (synchronous), ``fetchall`` (PyHive turns every
 value into a Python object: ``datetime``, ``Decimal``, ...) and ``close``
 (CloseOperation). Opening a session is ``OpenSession`` plus the
 ``USE default`` PyHive sends.
+
+Modes: ``rows`` is PyHive (latency workloads use it); ``jdbc`` is Hive's JDBC
+driver in a JVM of the benchmark's (:mod:`bench.targets.jdbc`), same fetch
+size, every value read with ``getObject``: what a JVM client gets from the
+same server without PyHive's per-value Python decoding.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from bench.servers import (
     thrift_server_jar,
 )
 from bench.targets.base import BenchError, Session, Target
+from bench.targets.jdbc import JdbcClient, JdbcSession, jdbc_missing, jdbc_url
 
 __all__ = ["ThriftTarget"]
 
@@ -117,7 +123,8 @@ class _ThriftBackground:
 class ThriftTarget(Target):
     name = "thrift"
     label = "Spark Thrift server"
-    modes = ("rows",)
+    # ``rows`` (PyHive) first: latency workloads use it; fetches run both.
+    modes = ("rows", "jdbc")
 
     def __init__(self, *args: Any, auth: str = "NOSASL", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -125,6 +132,8 @@ class ThriftTarget(Target):
         self.port = 0
         self._process: ManagedProcess | None = None
         self._launched_at = 0.0
+        self._jdbc: JdbcClient | None = None
+        self._jdbc_lock = threading.Lock()
 
     def unavailable(self) -> str | None:
         try:
@@ -165,14 +174,33 @@ class ThriftTarget(Target):
         self.startup_s = time.monotonic() - self._launched_at
 
     def stop(self) -> None:
+        if self._jdbc is not None:
+            self._jdbc.stop()
         if self._process is not None:
             self._process.stop()
 
     def open_session(self, mode: str | None = None) -> Session:
+        if mode == "jdbc":
+            return self._jdbc_session()
         return _ThriftSession(self)
+
+    def _jdbc_session(self) -> JdbcSession:
+        reason = jdbc_missing()
+        if reason:
+            raise BenchError(reason)
+        with self._jdbc_lock:
+            if self._jdbc is None:
+                # Started on first use: the JVM is the benchmark's, not the server's.
+                self._jdbc = JdbcClient(self.name, self.work_dir, self.settings.statement_timeout_s)
+        user = None if self.auth == "NOSASL" else "bench"
+        return JdbcSession(self._jdbc, jdbc_url(self.port, self.auth), FETCH_SIZE, user)
 
     def server_pids(self) -> list[int]:
         return [self._process.pid] if self._process is not None else []
+
+    def client_pids(self) -> list[int]:
+        pid = self._jdbc.pid if self._jdbc is not None else None
+        return [pid] if pid else []
 
     def log_tail(self) -> str:
         return self._process.tail() if self._process is not None else ""
