@@ -40,7 +40,7 @@ help:
 	@echo "make lint       ruff check src tests"
 	@echo "make layers     import-linter layer contracts"
 	@echo "make typecheck  mypy --strict on src/"
-	@echo "make bench      benchmark suite, about 15 min (ARGS=--quick: about 3 min; see BENCHMARKS.md)"
+	@echo "make bench      benchmark suite, about 25 min (ARGS=--quick: about 5 min; see BENCHMARKS.md)"
 	@echo "make bench-quick  the benchmark's quick mode (same as make bench ARGS=--quick)"
 	@echo "make cluster    a Spark standalone cluster (a master, two workers) on 127.0.0.1:7077"
 	@echo "make soak       30-minute soak of one gateway under mixed clients (see BENCHMARKS.md)"

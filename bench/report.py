@@ -647,11 +647,14 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
 
 def _fetch_notes(doc: dict[str, Any], section: dict[str, Any]) -> list[str]:
     """What the JDBC client's JVM measured itself, beside the figures timed here."""
-    own = [
-        f"{_label(doc, key)} {e['client_reported_s']['median']:,.2f} s"
-        for key, e in _entries(section).items()
-        if (e.get("client_reported_s") or {}).get("n")
-    ]
+    own = []
+    for key, e in _entries(section).items():
+        if not (e.get("client_reported_s") or {}).get("n"):
+            continue
+        text = f"{_label(doc, key)} {e['client_reported_s']['median']:,.2f} s"
+        if (e.get("client_cpu_s") or {}).get("n"):
+            text += f" (its JVM's CPU {e['client_cpu_s']['median']:,.2f} s)"
+        own.append(text)
     if not own:
         return []
     return [

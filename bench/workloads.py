@@ -320,6 +320,7 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
     sizes: dict[str, int] = {}
     # What a client measured itself (the JDBC client's JVM), per counted run.
     inner: dict[str, list[float]] = {}
+    client_cpu: dict[str, list[float]] = {}
 
     for target in ctx.targets:
         for mode in target.modes:
@@ -351,6 +352,9 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
                 own = getattr(session, "last_inner_s", None)
                 if own is not None:
                     inner.setdefault(key, []).append(own)
+                cpu = getattr(session, "last_client_cpu_s", None)
+                if cpu is not None:
+                    client_cpu.setdefault(key, []).append(cpu)
                 if got != rows:
                     raise BenchError(f"expected {rows} rows, got {got}")
 
@@ -376,6 +380,8 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
             entry["arrow_nbytes"] = sizes[unit.key]
         if unit.key in inner:
             entry["client_reported_s"] = summarise(inner[unit.key], "s")
+        if unit.key in client_cpu:
+            entry["client_cpu_s"] = summarise(client_cpu[unit.key], "s")
         if unit.loads:
             entry["load_avg"] = _load_summary(unit.loads)
         if unit.error:

@@ -139,6 +139,19 @@ class JdbcClient:
         self._buffer = b""
         self.java_version = ""
 
+    def cpu_s(self) -> float | None:
+        """The client JVM's CPU seconds so far (user + system), None if not running."""
+        import psutil
+
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            return None
+        return float(times.user + times.system)
+
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None and self._process.alive() else None
@@ -257,10 +270,16 @@ class JdbcSession:
         self._id = client.call(*fields)[0]
         #: Seconds the JVM measured for the last statement (execute to statement closed).
         self.last_inner_s: float | None = None
+        #: CPU seconds the client's JVM spent on the last statement (all its threads).
+        self.last_client_cpu_s: float | None = None
 
     def execute(self, sql: str) -> int:
+        before = self._client.cpu_s()
         rows, nanos, _checksum = self._client.call("EXEC", self._id, sql)
         self.last_inner_s = int(nanos) / 1e9
+        after = self._client.cpu_s()
+        # The client's own CPU: near the elapsed time, the client is the limit.
+        self.last_client_cpu_s = None if before is None or after is None else after - before
         return int(rows)
 
     def close(self) -> None:

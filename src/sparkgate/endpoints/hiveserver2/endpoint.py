@@ -192,6 +192,7 @@ class HiveServer2Endpoint:
         binary, self._binary = self._binary, None
         if binary is not None:
             binary.stop()
+        self.core.close()
         flush_connection_logs()
         if self._started:
             log.info("HiveServer2 endpoint stopped")

@@ -14,21 +14,31 @@ was FETCH_FIRST (Hive JDBC does that after ``beforeFirst()``). Up to
 already read past its first page, FETCH_FIRST fails with a clear message.
 The per-operation bookkeeping is bounded too (least recently used entries
 beyond :data:`MAX_TRACKED` are dropped).
+
+A JDBC client decodes a page about as long as the endpoint takes to fetch
+and encode one. Once a full page of a statement is answered, the next one is
+fetched from the service and encoded (``encode``) on a worker thread while
+the client decodes, so the client's next FETCH_NEXT finds it ready. Never for
+results kept for FETCH_FIRST, and never more than one page ahead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pyarrow as pa
 
 from sparkgate.api.errors import InvalidTokenError
 from sparkgate.api.handles import OperationHandle, SessionHandle
-from sparkgate.api.results import FetchOrientation, ResultType
+from sparkgate.api.results import FetchOrientation, ResultSet, ResultType
 from sparkgate.api.service import GatewayService
 from sparkgate.api.types import ResultSchema
 from sparkgate.endpoints.hiveserver2.errors import HiveServer2Error
@@ -46,12 +56,24 @@ class Page:
     batches: tuple[pa.RecordBatch, ...]
     start_offset: int
     has_more: bool
+    #: The page as ``encode`` made it, when that ran ahead of the request.
+    encoded: Any = None
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """The next page, read from the service on a worker thread (and encoded)."""
+
+    limit: int
+    future: Future[tuple[ResultSet | None, Any]]
 
 
 @dataclass
 class _State:
     session: uuid.UUID
     replay: bool
+    ahead: _Ahead | None = None
+    pending: ResultSet | None = None  # read ahead, not handed out: the next rows
     lock: threading.Lock = field(default_factory=threading.Lock)
     schema: ResultSchema | None = None
     cached: list[pa.RecordBatch] = field(default_factory=list)
@@ -70,6 +92,7 @@ class ResultPager:
         fetch_timeout: float,
         max_rows: int,
         replay_max_rows: int,
+        read_ahead: ThreadPoolExecutor | None = None,
     ) -> None:
         self.service = service
         self.fetch_timeout = fetch_timeout
@@ -77,6 +100,7 @@ class ResultPager:
         self.replay_max_rows = replay_max_rows
         self._states: OrderedDict[uuid.UUID, _State] = OrderedDict()
         self._lock = threading.Lock()
+        self._read_ahead = read_ahead
 
     # -- bookkeeping -------------------------------------------------------------
     def track(self, session: SessionHandle, operation: OperationHandle, replay: bool) -> _State:
@@ -113,11 +137,27 @@ class ResultPager:
         first: bool,
         max_rows: int,
         is_metadata: bool,
+        encode: Callable[[Page], Any] | None = None,
     ) -> Page:
-        """The next page (``first``: from the first row again)."""
+        """The next page (``first``: from the first row again). With ``encode``, a
+        full page is followed by the next one read and encoded ahead."""
         limit = max(1, min(max_rows if max_rows > 0 else 1000, self.max_rows))
         state = self.track(session, operation, replay=is_metadata)
         with state.lock:
+            ahead, state.ahead = state.ahead, None
+            if ahead is not None:
+                taken, encoded = ahead.future.result()  # its failure is this fetch's
+                if first or ahead.limit != limit or state.replay:
+                    # Not the page asked for: FETCH_FIRST re-reads the service's kept
+                    # result (rows read ahead included); another size asks again.
+                    state.pending = taken if taken is not None and taken.num_rows else None
+                else:
+                    page = self._account(state, taken, session, operation)
+                    page = Page(
+                        page.schema, page.batches, page.start_offset, page.has_more, encoded
+                    )
+                    self._maybe_ahead(session, operation, state, page, limit, encode)
+                    return page
             if first:
                 if state.served == 0:
                     state.replay = state.replay or self.replay_max_rows > 0
@@ -139,7 +179,38 @@ class ResultPager:
                 state.cursor = 0
             if state.replay and state.cursor < state.cached_rows:
                 return self._from_cache(state, limit)
-            return self._from_service(session, operation, state, limit)
+            page = self._from_service(session, operation, state, limit)
+            self._maybe_ahead(session, operation, state, page, limit, encode)
+            return page
+
+    def _maybe_ahead(
+        self,
+        session: SessionHandle,
+        operation: OperationHandle,
+        state: _State,
+        page: Page,
+        limit: int,
+        encode: Callable[[Page], Any] | None,
+    ) -> None:
+        """Read the next page ahead after a full one (lock held)."""
+        rows = sum(b.num_rows for b in page.batches)
+        if encode is None or self._read_ahead is None or state.replay:
+            return
+        if not page.has_more or rows < limit or state.pending is not None:
+            return
+        schema = page.schema
+        start = state.cursor
+
+        def read() -> tuple[ResultSet | None, Any]:
+            taken = self._service_page(session, operation, limit)
+            if taken is None or not taken.num_rows:
+                return taken, None
+            batches = tuple(b for b in taken.batches if b.num_rows)
+            more = taken.result_type is not ResultType.EOS
+            return taken, encode(Page(schema, batches, start, more))
+
+        with contextlib.suppress(RuntimeError):  # the endpoint is stopping: no page ahead
+            state.ahead = _Ahead(limit, self._read_ahead.submit(read))
 
     def _first_again(
         self, session: SessionHandle, operation: OperationHandle, state: _State, limit: int
@@ -154,6 +225,7 @@ class ResultPager:
             return None
         state.replay = False
         state.end_of_stream = False
+        state.pending = None  # the service reads the rows read ahead again, too
         state.schema = page.schema
         state.cursor = page.num_rows
         batches = tuple(b for b in page.batches if b.num_rows)
@@ -168,29 +240,51 @@ class ResultPager:
         batches = tuple(piece.combine_chunks().to_batches()) if piece.num_rows else ()
         return Page(state.schema, batches, start, True)
 
-    def _from_service(
-        self, session: SessionHandle, operation: OperationHandle, state: _State, limit: int
-    ) -> Page:
-        start = state.cursor
-        if state.end_of_stream and state.schema is not None:
-            return Page(state.schema, (), start, False)
+    def _service_page(
+        self, session: SessionHandle, operation: OperationHandle, limit: int
+    ) -> ResultSet | None:
+        """The service's next page with rows, or its end; None when none came within
+        ``fetch_timeout``. Touches no state: it also runs ahead, off the lock."""
         deadline = time.monotonic() + self.fetch_timeout
         while True:
             remaining = max(deadline - time.monotonic(), 0.0)
             page = self.service.fetch_results_by_orientation(
                 session, operation, FetchOrientation.FORWARD, limit, wait=min(remaining, _POLL)
             )
-            if page.result_type is not ResultType.NOT_READY:
-                state.schema = page.schema
-            rows = page.num_rows
-            if page.result_type is ResultType.EOS or rows:
-                break
+            if page.result_type is ResultType.EOS or page.num_rows:
+                return page
             if time.monotonic() >= deadline:
-                if state.schema is None:
-                    state.schema = self.service.get_operation_result_schema(
-                        session, operation, timeout=0.0
-                    )
-                return Page(state.schema, (), start, True)
+                return None
+
+    def _from_service(
+        self, session: SessionHandle, operation: OperationHandle, state: _State, limit: int
+    ) -> Page:
+        if state.pending is not None:
+            taken, state.pending = _split(state.pending, limit)
+            return self._account(state, taken, session, operation)
+        if state.end_of_stream and state.schema is not None:
+            return Page(state.schema, (), state.cursor, False)
+        return self._account(
+            state, self._service_page(session, operation, limit), session, operation
+        )
+
+    def _account(
+        self,
+        state: _State,
+        page: ResultSet | None,
+        session: SessionHandle,
+        operation: OperationHandle,
+    ) -> Page:
+        """A page taken from the service, handed to the client (lock held)."""
+        start = state.cursor
+        if page is None:
+            if state.schema is None:
+                state.schema = self.service.get_operation_result_schema(
+                    session, operation, timeout=0.0
+                )
+            return Page(state.schema, (), start, True)
+        state.schema = page.schema
+        rows = page.num_rows
         batches = tuple(b for b in page.batches if b.num_rows)
         state.served += rows
         state.cursor += rows
@@ -206,3 +300,13 @@ class ResultPager:
                 state.cached_rows += rows
         assert state.schema is not None
         return Page(state.schema, batches, start, page.result_type is not ResultType.EOS)
+
+
+def _split(page: ResultSet, limit: int) -> tuple[ResultSet, ResultSet | None]:
+    """The first ``limit`` rows of a page, and the rest (None: no rest)."""
+    if page.num_rows <= limit:
+        return page, None
+    table = pa.Table.from_batches([b for b in page.batches if b.num_rows])
+    head = tuple(table.slice(0, limit).to_batches())
+    rest = tuple(table.slice(limit).to_batches())
+    return replace(page, batches=head), replace(page, batches=rest)

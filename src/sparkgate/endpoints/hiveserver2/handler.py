@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from TCLIService import ttypes
@@ -31,7 +32,7 @@ from sparkgate.endpoints.hiveserver2.errors import (
     error_status,
     guarded,
 )
-from sparkgate.endpoints.hiveserver2.fetching import ResultPager
+from sparkgate.endpoints.hiveserver2.fetching import Page, ResultPager
 from sparkgate.endpoints.hiveserver2.handles import (
     operation_handle,
     parse_operation,
@@ -89,6 +90,7 @@ _METADATA_TYPES = frozenset(
 _FETCH_NEXT = ttypes.TFetchOrientation.FETCH_NEXT
 _FETCH_FIRST = ttypes.TFetchOrientation.FETCH_FIRST
 _LOG_FETCH = 1
+_READ_AHEAD_THREADS = 16
 _NO_TOKENS = (
     "Delegation tokens are not supported: sparkgate's HiveServer2 endpoint does not use "
     "Kerberos, authenticate with PLAIN (user name and password) instead."
@@ -127,11 +129,14 @@ class HiveServer2Core:
     def __init__(self, service: GatewayService, settings: HiveServer2Settings) -> None:
         self.service = service
         self.settings = settings
+        # Result pages read ahead of their clients (fetching.py): a few at once.
+        self._read_ahead = ThreadPoolExecutor(_READ_AHEAD_THREADS, "hiveserver2-read-ahead")
         self.pager = ResultPager(
             service,
             fetch_timeout=settings.fetch_timeout,
             max_rows=settings.fetch_max_rows,
             replay_max_rows=settings.fetch_first_max_rows,
+            read_ahead=self._read_ahead,
         )
         self._versions: dict[SessionHandle, int] = {}
         self._lock = threading.Lock()
@@ -154,6 +159,10 @@ class HiveServer2Core:
     def remember(self, session: SessionHandle, version: int) -> None:
         with self._lock:
             self._versions[session] = version
+
+    def close(self) -> None:
+        """Stop reading ahead (the endpoint stops); a page on its way is dropped."""
+        self._read_ahead.shutdown(wait=False, cancel_futures=True)
 
     def session_closed(self, session: SessionHandle) -> None:
         with self._lock:
@@ -468,14 +477,19 @@ class CLIServiceHandler:
                 )
                 rows = to_row_set(log_page.batches, log_page.schema, columnar)
                 return {"hasMoreRows": log_page.num_rows > 0, "results": rows}
+
+            def encode(page: Page) -> Any:
+                return to_row_set(page.batches, page.schema, columnar, page.start_offset)
+
             page = self.core.pager.fetch(
                 session,
                 operation,
                 first=orientation == _FETCH_FIRST,
                 max_rows=max_rows,
                 is_metadata=req.operationHandle.operationType in _METADATA_TYPES,
+                encode=encode,
             )
-            rows = to_row_set(page.batches, page.schema, columnar, page.start_offset)
+            rows = page.encoded if page.encoded is not None else encode(page)
             return {"hasMoreRows": page.has_more, "results": rows}
 
         return guarded(ttypes.TFetchResultsResp, call)

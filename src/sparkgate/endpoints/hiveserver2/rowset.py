@@ -45,16 +45,22 @@ def null_bitmap(array: pa.Array) -> bytes:
     return packed.rstrip(b"\x00")
 
 
-def _trim_fraction(strings: pa.Array) -> pa.Array:
-    """``…:05.120000`` -> ``…:05.12``; ``…:05.000000`` -> ``…:05``."""
-    trimmed = pc.replace_substring_regex(strings, pattern=r"(\.\d*?)0+$", replacement=r"\1")
-    return pc.replace_substring_regex(trimmed, pattern=r"\.$", replacement="")
+_UTC = frozenset({"UTC", "Etc/UTC", "+00:00", "Z"})
 
 
 def _timestamp_text(array: pa.Array) -> pa.Array:
-    if array.type.tz is not None:
+    """``…:05.120000`` -> ``…:05.12``; ``…:05.000000`` -> ``…:05``."""
+    zone = array.type.tz
+    if zone in _UTC:  # the wall clock is the instant: a view, no zone rules
+        array = array.view(pa.timestamp(array.type.unit))
+    elif zone is not None:
         array = pc.local_timestamp(array)
-    return _trim_fraction(pc.cast(array, pa.string()))
+    text = pc.cast(array, pa.string())
+    if array.type.unit == "s":  # no fraction to trim
+        return text
+    # Every value has its fraction (".ffffff"): its zeros end at the dot. Two
+    # trims, not regular expressions: a quarter of the time.
+    return pc.utf8_rtrim(pc.utf8_rtrim(text, characters="0"), characters=".")
 
 
 def _json_text(array: pa.Array, logical: LogicalType) -> pa.Array:
