@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate.service.spark.jvm_cache import jvm_constant
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -29,8 +31,7 @@ _HELD = frozenset({"LocalTableScan", "CommandResult"})
 
 
 class _Classes:
-    """The JVM classes used here, looked up once per py4j gateway (a lookup is a
-    call per package name)."""
+    """The JVM classes used here (:mod:`.jvm_cache`)."""
 
     def __init__(self, jvm: Any) -> None:
         arrow = jvm.org.apache.spark.sql.execution.arrow
@@ -44,16 +45,6 @@ class _Classes:
         self.as_scala = jvm.scala.jdk.javaapi.CollectionConverters.asScala
 
 
-_classes: dict[int, _Classes] = {}
-
-
-def _classes_of(jvm: Any) -> _Classes:
-    key = id(jvm)
-    if key not in _classes:
-        _classes[key] = _Classes(jvm)
-    return _classes[key]
-
-
 def driver_batches(
     df: DataFrame, schema: pa.Schema, max_batch_bytes: int, settings: ArrowSettings
 ) -> Generator[pa.RecordBatch, None, None] | None:
@@ -61,7 +52,7 @@ def driver_batches(
     compute them alone; None when a Spark job must make them."""
     jvm = df.sparkSession.sparkContext._jvm
     assert jvm is not None
-    classes = _classes_of(jvm)
+    classes = jvm_constant(jvm, "driver-rows", _Classes)
     execution = df._jdf.queryExecution()
     plan = execution.executedPlan()
     if str(plan.nodeName()) in _HELD:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.service.spark.confinement import PathRoots, analyzed_paths, plan_nodes, simple_name
+from sparkgate.service.spark.jvm_cache import jvm_constant
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -156,8 +157,12 @@ def remove_reflection(spark: SparkSession) -> None:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     registry = spark._jsparkSession.sessionState().functionRegistry()
-    for name in sorted(_REFLECT_FUNCTIONS):
-        identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier(
-            name, jvm.scala.Some("builtin"), jvm.scala.Some("system")
-        )
+    for identifier in jvm_constant(jvm, "reflect-functions", _reflect_identifiers):
         registry.dropFunction(identifier)
+
+
+def _reflect_identifiers(jvm: Any) -> list[Any]:
+    """The functions' JVM identifiers (immutable), made once per JVM."""
+    some = jvm.scala.Some
+    make = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
+    return [make(name, some("builtin"), some("system")) for name in sorted(_REFLECT_FUNCTIONS)]

@@ -40,6 +40,7 @@ from sparkgate.service.spark.confinement import (
     parsed_paths,
 )
 from sparkgate.service.spark.host_access import found_in
+from sparkgate.service.spark.jvm_cache import jvm_constant
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -246,16 +247,15 @@ class _SpanWalker:
 
 
 # JVM-wide constants (a Java enum value, a class), keyed by the py4j gateway's JVM.
-_patterns: dict[int, Any] = {}
-_session_classes: dict[int, Any] = {}
 
 
 def _subquery_pattern(jvm: Any) -> Any:
-    """TreePattern.PLAN_EXPRESSION, looked up once per JVM (a lookup is several calls)."""
-    key = id(jvm)
-    if key not in _patterns:
-        _patterns[key] = jvm.org.apache.spark.sql.catalyst.trees.TreePattern.PLAN_EXPRESSION()
-    return _patterns[key]
+    """TreePattern.PLAN_EXPRESSION, a Java enum value (:mod:`.jvm_cache`)."""
+    return jvm_constant(
+        jvm,
+        "plan-expression",
+        lambda jvm: jvm.org.apache.spark.sql.catalyst.trees.TreePattern.PLAN_EXPRESSION(),
+    )
 
 
 # The parser settings read once per statement (``statement_scope``), by session:
@@ -451,10 +451,9 @@ def active_session(spark: SparkSession) -> Iterator[None]:
     own ``sql()`` sets it, direct calls into the session state do not.
     """
     jvm = spark.sparkContext._jvm
-    key = id(jvm)
-    if key not in _session_classes:
-        _session_classes[key] = getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
-    sessions = _session_classes[key]
+    sessions = jvm_constant(
+        jvm, "session-class", lambda jvm: getattr(jvm, "org.apache.spark.sql.classic.SparkSession")
+    )
     previous = sessions.getActiveSession()
     sessions.setActiveSession(spark._jsparkSession)
     try:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.spark.jvm_cache import jvm_constant
+
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
@@ -47,10 +49,20 @@ def add_pool(
         return False  # the allocation file's, or another session's
     jvm = sc._jvm
     assert jvm is not None
-    modes = jvm.org.apache.spark.scheduler.SchedulingMode
-    mode = modes.FAIR() if fair_inside else modes.FIFO()
-    root.addSchedulable(jvm.org.apache.spark.scheduler.Pool(name, mode, min_share, weight))
+    scheduler = jvm_constant(jvm, "scheduler", _Scheduler)
+    mode = scheduler.fair if fair_inside else scheduler.fifo
+    root.addSchedulable(scheduler.pool(name, mode, min_share, weight))
     return True
+
+
+class _Scheduler:
+    """Spark's scheduling modes and pool class (:mod:`.jvm_cache`)."""
+
+    def __init__(self, jvm: Any) -> None:
+        package = jvm.org.apache.spark.scheduler
+        self.fair = package.SchedulingMode.FAIR()
+        self.fifo = package.SchedulingMode.FIFO()
+        self.pool = package.Pool
 
 
 def remove_pool(sc: SparkContext, name: str) -> None:

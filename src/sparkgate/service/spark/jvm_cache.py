@@ -1,0 +1,33 @@
+"""JVM objects looked up once per engine JVM, not at every statement.
+
+Reaching a class through py4j (``jvm.org.apache.spark...``) is a reflection
+call per package name, some 10 to 25 calls; enum values, Scala objects and
+immutable values made from them never change for the life of the JVM. They
+are kept by the py4j JVM view they came from, weakly: an engine restarted
+after its death is a new view, and its predecessor's objects go with it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["jvm_constant"]
+
+T = TypeVar("T")
+
+_values: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def jvm_constant(jvm: Any, key: str, make: Callable[[Any], T]) -> T:
+    """``make(jvm)``, made once per JVM view and ``key``."""
+    with _lock:
+        values = _values.setdefault(jvm, {})
+        if key in values:
+            return values[key]  # type: ignore[no-any-return]
+    value = make(jvm)  # outside the lock: py4j calls; a race makes it twice, harmlessly
+    with _lock:
+        return values.setdefault(key, value)  # type: ignore[no-any-return]
