@@ -44,13 +44,20 @@ def page(http: InProcessClient, session: str, op: str, token: int, fmt: str = "J
     return [row["fields"][0] for row in response.json()["results"]["data"]]
 
 
-def test_the_next_page_is_fetched_before_the_client_asks(
-    http: InProcessClient, service: FakeGatewayService, session: str
-) -> None:
+def past_the_first_page(http: InProcessClient, service: FakeGatewayService, session: str) -> str:
+    """A statement of three 2-row pages whose first page the client has read; the
+    endpoint has asked for the second meanwhile."""
     service.results["SELECT rows"] = Canned.query(SCHEMA, ROWS, page_rows=2)
     op = submit(http, session)
     assert page(http, session, op, 0) == [0, 1]
-    assert asked_for(service, 1)  # the client has not asked for page 1
+    assert asked_for(service, 1)
+    return op
+
+
+def test_the_next_page_is_fetched_before_the_client_asks(
+    http: InProcessClient, service: FakeGatewayService, session: str
+) -> None:
+    op = past_the_first_page(http, service, session)  # page 1 asked for already
     assert page(http, session, op, 1) == [2, 3]
     assert page(http, session, op, 2) == [4, 5]
     body = http.get(f"/v4/sessions/{session}/operations/{op}/result/3").json()
@@ -63,10 +70,7 @@ def test_the_next_page_is_fetched_before_the_client_asks(
 def test_a_page_asked_again_is_the_same_page(
     http: InProcessClient, service: FakeGatewayService, session: str
 ) -> None:
-    service.results["SELECT rows"] = Canned.query(SCHEMA, ROWS, page_rows=2)
-    op = submit(http, session)
-    assert page(http, session, op, 0) == [0, 1]
-    assert asked_for(service, 1)
+    op = past_the_first_page(http, service, session)
     assert page(http, session, op, 0) == [0, 1]  # a lost response, asked again
     assert page(http, session, op, 1) == [2, 3]
     assert page(http, session, op, 1) == [2, 3]
@@ -76,10 +80,7 @@ def test_a_page_asked_again_is_the_same_page(
 def test_another_row_format_gets_the_same_rows(
     http: InProcessClient, service: FakeGatewayService, session: str
 ) -> None:
-    service.results["SELECT rows"] = Canned.query(SCHEMA, ROWS, page_rows=2)
-    op = submit(http, session)
-    assert page(http, session, op, 0) == [0, 1]
-    assert asked_for(service, 1)
+    op = past_the_first_page(http, service, session)
     assert page(http, session, op, 1, "ARROW") == [2, 3]
     assert page(http, session, op, 2, "ARROW") == [4, 5]
 
@@ -87,10 +88,7 @@ def test_another_row_format_gets_the_same_rows(
 def test_closing_drops_the_page_read_ahead(
     http: InProcessClient, service: FakeGatewayService, session: str
 ) -> None:
-    service.results["SELECT rows"] = Canned.query(SCHEMA, ROWS, page_rows=2)
-    op = submit(http, session)
-    assert page(http, session, op, 0) == [0, 1]
-    assert asked_for(service, 1)
+    op = past_the_first_page(http, service, session)
     response = http.delete(f"/v4/sessions/{session}/operations/{op}/close")
     assert response.status_code == 200, response.text
     gone = http.get(f"/v4/sessions/{session}/operations/{op}/result/1")
