@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pyarrow as pa
 
@@ -100,14 +101,15 @@ def test_a_failure_while_reading_ahead_reaches_the_client(
 ) -> None:
     service.results["SELECT rows"] = Canned.query(SCHEMA, ROWS, page_rows=2)
     op = submit(http, session)
-    service.failures["fetch_results"] = ExecutionError("the engine lost the result")
-    first = http.get(f"/v4/sessions/{session}/operations/{op}/result/0")
-    assert first.status_code == 500
-    assert "the engine lost the result" in first.text
-    service.failures.clear()
+    fetch = service.fetch_results
+
+    def second_page_lost(session: Any, operation: Any, token: int, *args: Any, **kw: Any) -> Any:
+        if token == 1:
+            raise ExecutionError("the engine lost the result")
+        return fetch(session, operation, token, *args, **kw)
+
+    service.fetch_results = second_page_lost  # type: ignore[method-assign]
     assert page(http, session, op, 0) == [0, 1]
-    service.failures["fetch_results"] = ExecutionError("the engine lost the result")
-    assert asked_for(service, 1)
     failed = http.get(f"/v4/sessions/{session}/operations/{op}/result/1")
     assert failed.status_code == 500 and "the engine lost the result" in failed.text
 
