@@ -153,9 +153,7 @@ class ResultPager:
                     state.pending = taken if taken is not None and taken.num_rows else None
                 else:
                     page = self._account(state, taken, session, operation)
-                    page = Page(
-                        page.schema, page.batches, page.start_offset, page.has_more, encoded
-                    )
+                    page = replace(page, encoded=encoded)
                     self._maybe_ahead(session, operation, state, page, limit, encode)
                     return page
             if first:
