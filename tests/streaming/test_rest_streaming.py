@@ -256,8 +256,9 @@ def test_a_slow_rest_reader_keeps_the_gateway_buffer_bounded(
 ) -> None:
     buffer_rows, page_rows, batch_rows, wanted = 50, 20, 40, 300
     # What Spark may have produced beyond what the reader took: the full buffer,
-    # the micro-batch waiting in the hand-off slot and the one being buffered.
-    slack = buffer_rows + 2 * batch_rows
+    # the micro-batch waiting in the hand-off slot, the one being buffered and the
+    # page the endpoint read ahead of the reader.
+    slack = buffer_rows + 2 * batch_rows + page_rows
     service = make_service(
         spark,
         **{
