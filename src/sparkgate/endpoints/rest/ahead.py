@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,8 +26,6 @@ from starlette.responses import Response
 from sparkgate.api.handles import OperationHandle
 
 __all__ = ["Answer", "PagesAhead", "Render"]
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,9 +54,6 @@ class PagesAhead:
         self._limit = limit
         self._tasks: OrderedDict[_Key, asyncio.Task[Answer]] = OrderedDict()
         self._by_operation: dict[OperationHandle, _Key] = {}
-
-    def __len__(self) -> int:
-        return len(self._tasks)
 
     def take(
         self, operation: OperationHandle, token: int, row_format: str
