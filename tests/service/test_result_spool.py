@@ -15,14 +15,17 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
 from sparkgate.api.errors import ExecutionError, InvalidTokenError
 from sparkgate.api.handles import OperationHandle, SessionHandle
-from sparkgate.api.results import FetchOrientation, ResultType
+from sparkgate.api.results import FetchOrientation, ResultKind, ResultType
 from sparkgate.api.session import SessionEnvironment
+from sparkgate.api.types import ResultSchema
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.result.spool import SpoolStore
 
 from .conftest import service_on
 
@@ -87,10 +90,26 @@ def test_a_kept_result_gives_any_page_again(spark: SparkSession, tmp_path: Path)
         service.close_operation(session, op)
         assert kept_files(tmp_path) == []
         other, op = started(service, "SELECT 1")
-        service.fetch_results(other, op, 0, 10, wait=30)
+        read_to_end(service, other, op)  # at its end, its producer is done writing
         assert len(kept_files(tmp_path)) == 2
         service.close_session(other)
         assert kept_files(tmp_path) == []
+
+
+def test_a_producer_finishing_after_the_close_leaves_no_file(tmp_path: Path) -> None:
+    # The client may close the operation between its first page and the producer's
+    # end: what the producer does after the discard must not bring the files back.
+    store = SpoolStore(tmp_path / "results", max_bytes=1 << 20, retention_s=3600)
+    spool = store.create("s", "op", ResultSchema.from_json([]), ResultKind.SUCCESS_WITH_CONTENT)
+    batch = pa.record_batch({"id": pa.array([1, 2, 3], pa.int64())})
+    spool.write(batch)
+    spool.paged(3, end=False)
+    assert len(kept_files(tmp_path)) == 2
+    spool.discard()
+    spool.write(batch)
+    spool.paged(3, end=True)
+    spool.finish()
+    assert kept_files(tmp_path) == []
 
 
 def test_without_spooling_only_the_last_two_pages_come_again(

@@ -53,6 +53,9 @@ class ResultSpool:
         self._sink: Any = None
         self._writer: Any = None
         self._meta_written = 0.0
+        # Discarded (its operation closed): a producer still finishing writes nothing
+        # more, or its files would outlive it.
+        self._discarded = False
         meta = meta or {}
         self.schema = ResultSchema.from_json(meta.get("schema") or [])
         self.result_kind = ResultKind(
@@ -79,7 +82,7 @@ class ResultSpool:
     # -- the producer --------------------------------------------------------------
     def write(self, batch: pa.RecordBatch) -> None:
         with self._lock:
-            if self.limited or self.complete or batch.num_rows == 0:
+            if self._discarded or self.limited or self.complete or batch.num_rows == 0:
                 return
             try:
                 if self._writer is None:
@@ -105,7 +108,7 @@ class ResultSpool:
     def finish(self) -> None:
         """The result ended: every row is in the file."""
         with self._lock:
-            if self.limited:
+            if self.limited or self._discarded:
                 return
             self._close_writer()
             self.complete = True
@@ -166,7 +169,7 @@ class ResultSpool:
     # -- its files -----------------------------------------------------------------
     def _save_meta(self, *, force: bool) -> None:
         now = time.monotonic()
-        if not force and now - self._meta_written < _META_EVERY_S:
+        if self._discarded or (not force and now - self._meta_written < _META_EVERY_S):
             return
         self._meta_written = now
         meta = {
@@ -192,6 +195,7 @@ class ResultSpool:
 
     def discard(self) -> None:
         with self._lock:
+            self._discarded = True
             self._close_writer()
             self._store.release(self.bytes)
             self.bytes = 0
