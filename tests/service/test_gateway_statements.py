@@ -115,6 +115,25 @@ def test_invalid_sql_fails_with_cause_chain_and_error_class(
     assert run(service, session, "SELECT 3") == [(3,)]
 
 
+@pytest.mark.parametrize(
+    ("statement", "first_line"),
+    [
+        # A Java exception pyspark does not convert: its message, not py4j's
+        # "An error occurred while calling o31.sql."
+        ("SELECT CAST('x' AS TIMESTAMP_LTZ(3))", "[INVALID_TIMESTAMP_PRECISION]"),
+        # A parse error whose message starts with a line break.
+        ("SELECT 1 ORDER BY 1 SORT BY 1", "[UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES]"),
+    ],
+)
+def test_the_error_message_starts_with_its_cause(
+    service: SparkGatewayService, session: SessionHandle, statement: str, first_line: str
+) -> None:
+    op = service.execute_statement(session, statement)
+    with pytest.raises(ExecutionError) as info:
+        fetch_all(service, session, op)
+    assert str(info.value).startswith(first_line)
+
+
 def test_unterminated_statement_is_a_parse_error(
     service: SparkGatewayService, session: SessionHandle
 ) -> None:

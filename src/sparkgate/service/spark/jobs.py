@@ -239,6 +239,14 @@ def to_execution_error(exc: BaseException) -> ExecutionError:
 
 def _python_message(exc: BaseException) -> str:
     desc = getattr(exc, "_desc", None)
-    if isinstance(desc, str) and desc:
-        return desc
+    if isinstance(desc, str) and desc.strip():
+        return desc.strip()  # a ParseException's starts with a line break
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        # py4j's own "An error occurred while calling o31.sql." says nothing: the
+        # Java exception's message is the error.
+        with contextlib.suppress(Exception):
+            message = java.getMessage()
+            if message:
+                return str(message).strip()
     return str(exc).split("\n\nJVM stacktrace:")[0]
