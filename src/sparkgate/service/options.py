@@ -70,6 +70,7 @@ __all__ = [
     "SESSION_POOL_MIN_SHARE",
     "SESSION_POOL_WEIGHT",
     "SHUTDOWN_TIMEOUT",
+    "SQL_DIALECT",
     "STATEMENT_MAX_LENGTH",
     "STATEMENT_PARSE_TIMEOUT",
     "STATE_ADVERTISED_URL",
@@ -436,6 +437,15 @@ SAVEPOINT_PATH = string_option(
     "A savepoint (from STOP JOB ... WITH SAVEPOINT) the next streaming INSERT starts from.",
 )
 
+SQL_DIALECT = choice_option(
+    "table.sql-dialect",
+    "default",
+    "Flink's SQL dialect: `default` or `hive`. Both are parsed by Spark's parser, which "
+    "also takes Hive's syntax (`STORED AS`, `ROW FORMAT`, `PARTITIONED BY` with types); "
+    "any other value is refused.",
+    ("default", "hive"),
+)
+
 PIPELINE_NAME = string_option(
     "pipeline.name",
     "",
@@ -660,6 +670,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     DML_SYNC,
     CHECKPOINTING_INTERVAL,
     SAVEPOINT_PATH,
+    SQL_DIALECT,
     PIPELINE_NAME,
     JOBSTORE_EXPIRATION_TIME,
     JOBSTORE_MAX_CAPACITY,

@@ -60,6 +60,7 @@ __all__ = [
     "read_spans",
     "statement_paths",
     "statement_scope",
+    "unnamed_columns",
 ]
 
 # Settings that change what a text parses to (see SqlBaseParser's predicates).
@@ -642,3 +643,34 @@ def statement_paths(spark: SparkSession, text: str) -> tuple[PathUse, ...]:
     except Exception:
         return found.paths  # Spark reports the statement's error when it runs it
     return found.paths + tuple(analyzed_paths(analyzed))
+
+
+def unnamed_columns(spark: SparkSession, query: str) -> dict[int, str]:
+    """The output columns of ``query`` that have no name of their own (an
+    expression without an alias), by position, named as Flink names them:
+    ``EXPR$<position>``.
+
+    Empty when every column has a name, or when positions cannot be told (more
+    than one ``*`` in the select list). Raises Spark's parse error.
+    """
+    node = parse_plan(spark, query)
+    while str(node.nodeName()) not in ("Project", "Aggregate"):
+        children = _children(node)
+        if not children:
+            return {}
+        node = children[0]  # a set operation's columns are its first query's
+    items = node.projectList() if str(node.nodeName()) == "Project" else node.aggregateExpressions()
+    kinds = [str(items.apply(i).nodeName()) for i in range(items.size())]
+    stars = [i for i, kind in enumerate(kinds) if kind == "UnresolvedStar"]
+    if "UnresolvedAlias" not in kinds or len(stars) > 1:
+        return {}
+    shift = 0
+    if stars:
+        width = len(spark._jsparkSession.sql(query).schema().fieldNames())
+        shift = width - len(kinds)  # the columns the star adds beyond its own place
+    positions = [i + shift if stars and i > stars[0] else i for i in range(len(kinds))]
+    return {
+        positions[i]: f"EXPR${positions[i]}"
+        for i, kind in enumerate(kinds)
+        if kind == "UnresolvedAlias"
+    }

@@ -22,19 +22,24 @@ if TYPE_CHECKING:
 __all__ = [
     "AddJar",
     "AlterCatalog",
+    "AlterDatabase",
     "AlterMaterializedTable",
     "BeginStatementSet",
     "CompilePlan",
     "ConnectorTableCreate",
     "CreateCatalog",
+    "CreateDatabase",
     "CreateMaterializedTable",
+    "CreateView",
     "DescribeCatalog",
     "DescribeJob",
     "DescribeTable",
     "Dml",
     "DropCatalog",
+    "DropDatabase",
     "DropMaterializedTable",
     "DropTemporaryTable",
+    "DropView",
     "EndStatementSet",
     "ExecutePlan",
     "ExecuteStatementSet",
@@ -59,6 +64,7 @@ __all__ = [
     "ShowJobs",
     "ShowMaterializedTables",
     "ShowModules",
+    "ShowProcedures",
     "ShowTables",
     "SparkCommand",
     "SparkQuery",
@@ -169,17 +175,42 @@ class ShowModules(MetadataQuery):
 
 @dataclass(frozen=True)
 class ShowCatalogs(MetadataQuery):
-    """``SHOW CATALOGS [...]``: Spark lists them, the protocol names the column."""
+    """``SHOW CATALOGS [[NOT] [I]LIKE 'p']``; ``spark_form``: Spark's own pattern
+    syntax, answered by Spark."""
+
+    spark_form: bool = False
+    like: LikePattern | None = None
 
 
 @dataclass(frozen=True)
 class ShowDatabases(MetadataQuery):
-    """``SHOW DATABASES|SCHEMAS|NAMESPACES [...]``."""
+    """``SHOW DATABASES|SCHEMAS|NAMESPACES [FROM|IN catalog] [[NOT] [I]LIKE 'p']``;
+    ``spark_form``: Spark's own pattern syntax, answered by Spark."""
+
+    spark_form: bool = False
+    catalog: tuple[str, ...] = ()
+    like: LikePattern | None = None
 
 
 @dataclass(frozen=True)
 class ShowFunctions(MetadataQuery):
-    """``SHOW [USER|SYSTEM|ALL] FUNCTIONS [...]``."""
+    """``SHOW [USER|SYSTEM|ALL] FUNCTIONS [FROM|IN db] [[NOT] [I]LIKE 'p']``.
+
+    ``spark_form``: a form with Spark's own pattern syntax (``'a*|b*'``), which
+    Spark answers as written."""
+
+    spark_form: bool = False
+    scope: str | None = None
+    database: tuple[str, ...] = ()
+    like: LikePattern | None = None
+
+
+@dataclass(frozen=True)
+class ShowProcedures(MetadataQuery):
+    """``SHOW PROCEDURES [FROM|IN catalog.db] [[NOT] [I]LIKE 'p']``."""
+
+    database: tuple[str, ...] = ()
+    like: LikePattern | None = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +485,58 @@ class DropTemporaryTable(_ConfiguresSession):
 
     name: str
     if_exists: bool
+
+
+# -- views and databases (Flink's forms) --------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateView(_ConfiguresSession):
+    """Flink's ``CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(columns)]
+    [COMMENT '...'] AS query``."""
+
+    name: tuple[str, ...]
+    query: str
+    temporary: bool = False
+    if_not_exists: bool = False
+    columns: tuple[str, ...] = ()
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class DropView(_ConfiguresSession):
+    """``DROP [TEMPORARY] VIEW [IF EXISTS] name``."""
+
+    name: tuple[str, ...]
+    temporary: bool = False
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateDatabase(_ConfiguresSession):
+    """Flink's ``CREATE DATABASE [IF NOT EXISTS] name [COMMENT '...'] WITH (...)``."""
+
+    name: tuple[str, ...]
+    if_not_exists: bool = False
+    comment: str | None = None
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+
+
+@dataclass(frozen=True)
+class AlterDatabase(_ConfiguresSession):
+    """Flink's ``ALTER DATABASE name SET ('k' = 'v', ...)``."""
+
+    name: tuple[str, ...]
+    options: Mapping[str, str] = field(default_factory=_no_options, hash=False)
+
+
+@dataclass(frozen=True)
+class DropDatabase(_ConfiguresSession):
+    """``DROP DATABASE [IF EXISTS] name [RESTRICT | CASCADE]``."""
+
+    name: tuple[str, ...]
+    if_exists: bool = False
+    cascade: bool = False
 
 
 # -- statement sets and jobs -------------------------------------------------------

@@ -23,15 +23,17 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
 from sparkgate.service.catalog import list_catalogs, quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.kinds import (
     DescribeTable,
+    LikePattern,
     MetadataQuery,
     ShowCatalogs,
     ShowCreateTable,
@@ -40,6 +42,7 @@ from sparkgate.service.statements.kinds import (
     ShowDatabases,
     ShowFunctions,
     ShowModules,
+    ShowProcedures,
     ShowTables,
 )
 from sparkgate.service.statements.results import table_result
@@ -56,6 +59,7 @@ __all__ = [
     "flink_ddl",
     "flink_literal",
     "flink_shapes",
+    "full_name",
     "show_catalogs",
     "show_create_table",
     "show_current_catalog",
@@ -63,6 +67,7 @@ __all__ = [
     "show_databases",
     "show_functions",
     "show_modules",
+    "show_procedures",
     "show_tables",
     "table_result_of",
 ]
@@ -103,22 +108,58 @@ def show_modules(_session: Session, statement: ShowModules) -> Execution:
 def show_catalogs(session: Session, statement: ShowCatalogs) -> Execution | None:
     """Every catalog, loaded or not: Spark's own SHOW CATALOGS lists only the
     ones a statement used, and CREATE CATALOG's are loaded on first use."""
-    if [word.upper() for word in statement.text.rstrip("; \n").split()] != ["SHOW", "CATALOGS"]:
-        return _renamed(session, statement, "catalog name")  # LIKE: Spark's pattern
+    if statement.spark_form:
+        return _renamed(session, statement, "catalog name")
     try:
         names = list_catalogs(session.spark)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     column = "catalog name" if flink_shapes(session) else "catalog"
-    return table_result([column], [[name] for name in sorted(names)])
+    return _listing(column, sorted(names), statement.like)
 
 
 def show_databases(session: Session, statement: ShowDatabases) -> Execution | None:
-    return _renamed(session, statement, "database name")
+    if not flink_shapes(session) or statement.spark_form:
+        return _renamed(session, statement, "database name")
+    listing = "SHOW DATABASES"
+    if statement.catalog:
+        listing += f" IN {quote_name(statement.catalog)}"
+    _, rows = _collect(session, listing)
+    return _listing("database name", [str(row[0]) for row in rows], statement.like)
 
 
 def show_functions(session: Session, statement: ShowFunctions) -> Execution | None:
-    return _renamed(session, statement, "function name")
+    if not flink_shapes(session) or statement.spark_form:
+        return _renamed(session, statement, "function name")
+    listing = "SHOW " + (f"{statement.scope} " if statement.scope else "") + "FUNCTIONS"
+    if statement.database:
+        listing += f" IN {quote_name(statement.database)}"
+    _, rows = _collect(session, listing)
+    # Spark names a user function in full (spark_catalog.db.f); Flink by its name.
+    names = [str(row[0]).rsplit(".", 1)[-1] for row in rows]
+    return _listing("function name", sorted(names), statement.like)
+
+
+def show_procedures(session: Session, statement: ShowProcedures) -> Execution:
+    """Flink's SHOW PROCEDURES: a catalog without procedures has none (Spark: an error)."""
+    listing = "SHOW PROCEDURES"
+    if statement.database:
+        listing += f" IN {quote_name(statement.database)}"
+    try:
+        _, rows = _collect(session, listing)
+    except ExecutionError as exc:
+        if not (exc.error_class or "").startswith("MISSING_CATALOG_ABILITY"):
+            raise
+        rows = []
+    names = sorted(str(row[-1]) for row in rows)
+    column = "procedure name" if flink_shapes(session) else "procedure_name"
+    return _listing(column, names, statement.like)
+
+
+def _listing(column: str, names: Sequence[str], like: LikePattern | None) -> Execution:
+    """One column of names, in their order, filtered by SQL's LIKE."""
+    kept = [name for name in dict.fromkeys(names) if like is None or like.matches(name)]
+    return table_result([column], [[name] for name in kept])
 
 
 def _collect(session: Session, text: str) -> tuple[list[str], list[tuple[object, ...]]]:
@@ -192,11 +233,78 @@ def show_create_table(session: Session, statement: ShowCreateTable) -> Execution
     column = "result" if flink else "createtab_stmt"
     definition = _definition(session, statement.table)
     if definition is not None:
+        if statement.view:
+            raise _wrong_kind("VIEW", _qualified(definition.name), "a table", "TABLE")
         return table_result([column], [[flink_ddl(definition)]])
+    view = _view(session, statement.table)
+    if statement.view:
+        if view is None:
+            # Not a view: Spark's SHOW CREATE TABLE says whether there is a table.
+            spark_text = "SHOW CREATE TABLE " + quote_name(statement.table)
+            _collect(session, spark_text)
+            raise _wrong_kind("VIEW", full_name(session, statement.table), "a table", "TABLE")
+        return table_result([column], [[view]])
     if not flink:
         return None
+    if view is not None:
+        raise _wrong_kind("TABLE", full_name(session, statement.table), "a view", "VIEW")
     _, rows = _collect(session, statement.text)
     return table_result([column], [[str(row[0])] for row in rows])
+
+
+def full_name(session: Session, name: tuple[str, ...]) -> tuple[str, ...]:
+    """``name`` with the current catalog and database in front of its missing parts."""
+    spark = session.spark
+    current = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
+    return (*current[: max(3 - len(name), 0)], *name)
+
+
+def _wrong_kind(asked: str, name: tuple[str, ...], found: str, instead: str) -> ExecutionError:
+    what = "tables" if asked == "TABLE" else "views"
+    return invalid(
+        f"SHOW CREATE {asked} is only supported for {what}, but {quote_name(name)} is {found}. "
+        f"Please use SHOW CREATE {instead} instead."
+    )
+
+
+def _view(session: Session, name: tuple[str, ...]) -> str | None:
+    """Flink's ``SHOW CREATE VIEW`` text of the view ``name``; None when no view
+    has that name (a table, a connector table, or nothing)."""
+    spark = session.spark
+    jss = spark._jsparkSession
+    catalog = jss.sessionState().catalog()
+    current = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
+    temporary = len(name) == 1 and name[0] not in session.context.temporary_tables
+    found = catalog.getTempView(name[0]) if temporary else None
+    if found is not None and found.isDefined():
+        desc = found.get().desc()
+        full = (*current, name[0])
+    else:
+        temporary = False
+        if len(name) > 3 or (len(name) == 3 and name[0].lower() != "spark_catalog"):
+            return None  # another catalog's: Spark answers
+        database = name[-2] if len(name) > 1 else current[1]
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(
+            name[-1], jvm.scala.Option.apply(database)
+        )
+        try:
+            desc = catalog.getTableMetadata(identifier)
+        except Exception:
+            return None
+        if str(desc.tableType().name()) != "VIEW":
+            return None
+        full = ("spark_catalog", database, name[-1])
+    text = desc.viewText()
+    if not text.isDefined():
+        return None
+    columns = ",\n".join(f"  {quote_name((str(c),))}" for c in desc.schema().fieldNames())
+    ddl = f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {quote_name(full)} (\n{columns}\n)\n"
+    comment = desc.comment()
+    if comment.isDefined():
+        ddl += f"COMMENT {flink_literal(str(comment.get()))}\n"
+    return ddl + f"AS {str(text.get()).strip()}\n"
 
 
 def flink_ddl(definition: TableDefinition) -> str:

@@ -18,9 +18,11 @@ from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
+from sparkgate.service.statements.database_forms import parse_database_statement
 from sparkgate.service.statements.materialized_forms import parse_materialized_statement
 from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
+from sparkgate.service.statements.view_forms import parse_view_statement
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.deadline import check_deadline
 from sparkgate.sql.lexer import (
@@ -237,6 +239,13 @@ def _table_name(cursor: Cursor) -> tuple[str, ...] | None:
     return cursor.multipart_identifier()
 
 
+def _listing_namespace(cursor: Cursor) -> tuple[str, ...] | None:
+    """``FROM|IN name`` of a listing: the name, () when absent, None when malformed."""
+    if cursor.accept("FROM") or cursor.accept("IN"):
+        return _table_name(cursor)
+    return ()
+
+
 # DESCRIBE <word> <more> describes something other than a table.
 _DESCRIBE_OTHER = frozenset(
     {"DATABASE", "SCHEMA", "NAMESPACE", "FUNCTION", "QUERY", "CATALOG", "EXTENDED", "FORMATTED"}
@@ -272,11 +281,9 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
     second = cursor.word()
     if second in ("TABLES", "VIEWS"):
         cursor.take()
-        database: tuple[str, ...] = ()
-        if cursor.accept("FROM") or cursor.accept("IN"):
-            database = _table_name(cursor) or ()
-            if not database:
-                return None
+        database = _listing_namespace(cursor)
+        if database is None:
+            return None
         like = None if cursor.at_end() else _like(cursor)
         return at_end(k.ShowTables(text, first, False, database, like, second == "VIEWS"))
     if second == "CREATE" and cursor.word(1) in ("TABLE", "VIEW"):
@@ -285,11 +292,36 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
         table = _table_name(cursor)
         return at_end(k.ShowCreateTable(text, first, False, table, view)) if table else None
     if second == "CATALOGS":
-        return k.ShowCatalogs(text, first, False)
+        cursor.take()
+        like = None if cursor.at_end() else _like(cursor)
+        if not cursor.at_end() or (like is not None and not like.sql):
+            return k.ShowCatalogs(text, first, False, spark_form=True)
+        return k.ShowCatalogs(text, first, False, False, like)
     if second in _DATABASE_WORDS:
-        return k.ShowDatabases(text, first, False)
+        cursor.take()
+        catalog = _listing_namespace(cursor)
+        like = None if cursor.at_end() else _like(cursor)
+        if catalog is None or not cursor.at_end() or (like is not None and not like.sql):
+            return k.ShowDatabases(text, first, False, spark_form=True)
+        return k.ShowDatabases(text, first, False, False, catalog, like)
+    if second == "PROCEDURES":
+        cursor.take()
+        database = _listing_namespace(cursor)
+        like = None if cursor.at_end() else _like(cursor)
+        if database is None or (like is not None and not like.sql):
+            return None
+        return at_end(k.ShowProcedures(text, first, False, database, like))
     if "FUNCTIONS" in (second, cursor.word(1)):
-        return k.ShowFunctions(text, first, False)
+        spark_form = k.ShowFunctions(text, first, False, spark_form=True)
+        scope = None if second == "FUNCTIONS" else second
+        if scope is not None and scope not in ("USER", "SYSTEM", "ALL"):
+            return spark_form
+        cursor.i += 1 if scope is None else 2
+        database = _listing_namespace(cursor)
+        like = None if cursor.at_end() else _like(cursor)
+        if database is None or not cursor.at_end() or (like is not None and not like.sql):
+            return spark_form
+        return k.ShowFunctions(text, first, False, False, scope, database, like)
     if second == "COLUMNS" and cursor.word(1) in ("FROM", "IN"):
         cursor.i += 2
         table = _table_name(cursor)
@@ -369,6 +401,9 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return _parse_execute_statement_set(cursor, text)
     if first == "STATEMENT" and cursor.accept("SET"):  # after COMPILE PLAN ... FOR
         return _parse_execute_statement_set(cursor, text)
+    if first == "EXECUTE" and cursor.word() in _DML_WORDS:
+        # Flink's EXECUTE INSERT ...: the statement itself.
+        return parse_statement(cursor.rest())
     plan = parse_plan_statement(cursor, text, first, parse_statement)
     if plan is not None:
         return plan
@@ -384,6 +419,12 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return _parse_use(cursor, text)
     if first == "DROP" and cursor.accept("TEMPORARY", "TABLE"):
         return _parse_drop_temporary(cursor, text)
+    view = parse_view_statement(cursor, text, first)
+    if view is not None:
+        return view
+    database = parse_database_statement(cursor, text, first)
+    if database is not None:
+        return database
     if first in ("CREATE", "REPLACE"):
         table_as = parse_table_as_select(cursor, text, first)
         if table_as is not None:

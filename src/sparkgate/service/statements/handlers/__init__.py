@@ -14,6 +14,7 @@ from sparkgate.service.statements.handlers import (
     command,
     config,
     connector_table,
+    database,
     dml,
     jars,
     jobs,
@@ -24,6 +25,7 @@ from sparkgate.service.statements.handlers import (
     refused,
     statement_set,
     table_as,
+    view,
 )
 from sparkgate.service.statements.registry import Registry
 
@@ -38,6 +40,7 @@ REGISTRY = Registry(
         k.ShowCatalogs: metadata.show_catalogs,
         k.ShowDatabases: metadata.show_databases,
         k.ShowFunctions: metadata.show_functions,
+        k.ShowProcedures: metadata.show_procedures,
         k.ShowTables: metadata.show_tables,
         k.ShowCreateTable: metadata.show_create_table,
         k.DescribeTable: metadata.describe_table,
@@ -60,6 +63,11 @@ REGISTRY = Registry(
         k.UnloadModule: refused.not_yet,
         k.ConnectorTableCreate: connector_table.create,
         k.DropTemporaryTable: connector_table.drop_temporary,
+        k.CreateView: view.create_view,
+        k.DropView: view.drop_view,
+        k.CreateDatabase: database.create_database,
+        k.AlterDatabase: database.alter_database,
+        k.DropDatabase: database.drop_database,
         k.BeginStatementSet: statement_set.begin,
         k.EndStatementSet: statement_set.end,
         k.ExecuteStatementSet: statement_set.execute,

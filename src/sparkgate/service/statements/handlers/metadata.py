@@ -27,6 +27,7 @@ __all__ = [
     "show_databases",
     "show_functions",
     "show_modules",
+    "show_procedures",
     "show_tables",
 ]
 
@@ -51,6 +52,7 @@ show_modules = _or_spark(metadata.show_modules)
 show_catalogs = _or_spark(metadata.show_catalogs)
 show_databases = _or_spark(metadata.show_databases)
 show_functions = _or_spark(metadata.show_functions)
+show_procedures = _or_spark(metadata.show_procedures)
 show_tables = _or_spark(metadata.show_tables)
 show_create_table = _or_spark(metadata.show_create_table)
 describe_table = _or_spark(metadata.describe_table)

@@ -1,0 +1,57 @@
+"""Flink's database statements on Spark's namespaces: ``WITH (...)`` options
+are the database's properties (Spark's ``DBPROPERTIES``), and on Flink-protocol
+sessions the database in use cannot be dropped, as in Flink."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.handlers.command import run_command
+from sparkgate.service.statements.kinds import (
+    AlterDatabase,
+    CreateDatabase,
+    DropDatabase,
+    SparkCommand,
+)
+from sparkgate.service.statements.metadata import flink_shapes
+from sparkgate.sql.quoting import quote_identifier as quote
+from sparkgate.sql.quoting import quote_string
+
+__all__ = ["alter_database", "create_database", "drop_database"]
+
+
+def _name(parts: tuple[str, ...]) -> str:
+    return ".".join(quote(part) for part in parts)
+
+
+def _properties(options: Mapping[str, str]) -> str:
+    pairs = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in options.items())
+    return f"DBPROPERTIES ({pairs})"
+
+
+def create_database(context: StatementContext, statement: CreateDatabase) -> Execution:
+    exists = "IF NOT EXISTS " if statement.if_not_exists else ""
+    sql = f"CREATE DATABASE {exists}{_name(statement.name)}"
+    if statement.comment is not None:
+        sql += f" COMMENT {quote_string(statement.comment)}"
+    if statement.options:
+        sql += f" WITH {_properties(statement.options)}"
+    return run_command(context, SparkCommand(sql, ("CREATE", "DATABASE"), ddl=True))
+
+
+def alter_database(context: StatementContext, statement: AlterDatabase) -> Execution:
+    sql = f"ALTER DATABASE {_name(statement.name)} SET {_properties(statement.options)}"
+    return run_command(context, SparkCommand(sql, ("ALTER", "DATABASE"), ddl=True))
+
+
+def drop_database(context: StatementContext, statement: DropDatabase) -> Execution:
+    if flink_shapes(context.session):
+        spark = context.session.spark
+        current = (spark.catalog.currentCatalog().lower(), spark.catalog.currentDatabase().lower())
+        named = tuple(part.lower() for part in statement.name)
+        if named in (current, current[1:]):
+            raise invalid("Cannot drop a database which is currently in use.")
+    return run_command(context, SparkCommand(statement.text, ("DROP", "DATABASE"), ddl=True))

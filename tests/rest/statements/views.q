@@ -1,0 +1,95 @@
+# Views as Flink makes them: temporary and permanent, IF NOT EXISTS, SHOW CREATE VIEW,
+# EXPR$n names, DROP [TEMPORARY] VIEW.
+CREATE TABLE q_orders (
+  `user` BIGINT NOT NULL,
+  product VARCHAR(32),
+  amount INT,
+  PRIMARY KEY (`user`) NOT ENFORCED
+) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+!ok
+
+create temporary view q_v1 as select * from q_orders;
+!ok
+
+create temporary view q_v1 as select * from q_orders;
+!error TEMP_TABLE_OR_VIEW_ALREADY_EXISTS
+
+create temporary view if not exists q_v1 as select * from q_orders;
+!ok
+
+create temporary view if not exists q_v2 as select `user` from q_v1;
+!ok
+
+show create view q_v2;
+!text
+CREATE TEMPORARY VIEW `spark_catalog`.`default`.`q_v2` (
+  `user`
+)
+AS select `user` from q_v1
+!end
+
+show views like 'q_v%';
+| view name |
+| q_v1 |
+| q_v2 |
+
+show create table q_v1;
+!error SHOW CREATE TABLE is only supported for tables, but `spark_catalog`.`default`.`q_v1` is a view
+
+show create view q_orders;
+!error SHOW CREATE VIEW is only supported for views, but `spark_catalog`.`default`.`q_orders` is a table
+
+# A permanent view of the same name as a temporary one.
+create view q_v1 comment 'kept' as select `user`, amount + 1 from q_orders;
+!ok
+
+drop view q_v1;
+!error Temporary view with identifier '`spark_catalog`.`default`.`q_v1`' exists. Drop it first
+
+drop temporary view q_v1;
+!ok
+
+show create view q_v1;
+!text
+CREATE VIEW `spark_catalog`.`default`.`q_v1` (
+  `user`,
+  `EXPR$1`
+)
+COMMENT 'kept'
+AS select `user`, amount + 1 from q_orders
+!end
+
+drop view q_v1;
+!ok
+
+drop view q_v1;
+!error TABLE_OR_VIEW_NOT_FOUND
+
+drop temporary view q_v1;
+!error Temporary view with identifier '`spark_catalog`.`default`.`q_v1`' does not exist
+
+drop temporary view if exists q_v1;
+!ok
+
+# Flink names a column without an alias EXPR$<position>, also after a star.
+create view q_exprs as select 1 + 1, 'a' as b, upper('x');
+!ok
+
+create temporary view q_more as select *, 2 * 3 from q_exprs;
+!ok
+
+select * from q_more;
+| EXPR$0 | b | EXPR$2 | EXPR$3 |
+| 2 | a | X | 6 |
+
+drop view q_exprs;
+!ok
+
+drop temporary view q_more;
+!ok
+
+drop temporary view q_v2;
+!ok
+
+drop table q_orders;
+!ok
