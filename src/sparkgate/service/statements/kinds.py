@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sparkgate.service.materialized.definition import Freshness
 
 if TYPE_CHECKING:
+    from sparkgate.service.streaming.alter import TableAlteration
     from sparkgate.service.streaming.ddl import Schema, TableDefinition
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "AlterCatalog",
     "AlterDatabase",
     "AlterMaterializedTable",
+    "AlterTable",
     "BeginStatementSet",
     "CompilePlan",
     "ConnectorTableCreate",
@@ -477,6 +479,13 @@ class ConnectorTableCreate(_ConfiguresSession):
     """Flink's ``CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...)``."""
 
     definition: TableDefinition = field(hash=False)
+
+
+@dataclass(frozen=True)
+class AlterTable(_ConfiguresSession):
+    """One of Flink's ``ALTER TABLE`` forms (Spark's own are a ``SparkCommand``)."""
+
+    alteration: TableAlteration = field(hash=False)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from sparkgate.service.statements.materialized_forms import parse_materialized_s
 from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
 from sparkgate.service.statements.view_forms import parse_view_statement
+from sparkgate.service.streaming.alter import parse_alter_table
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.deadline import check_deadline
 from sparkgate.sql.lexer import (
@@ -419,6 +420,10 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return _parse_use(cursor, text)
     if first == "DROP" and cursor.accept("TEMPORARY", "TABLE"):
         return _parse_drop_temporary(cursor, text)
+    if first == "ALTER" and cursor.word() == "TABLE":
+        alteration = parse_alter_table(text)
+        if alteration is not None:
+            return k.AlterTable(text, alteration)
     view = parse_view_statement(cursor, text, first)
     if view is not None:
         return view

@@ -192,8 +192,11 @@ def _physical_ddl(definition: TableDefinition) -> str:
     )
 
 
-def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
-    """The Spark DDL that stores ``definition`` in the catalog."""
+def catalog_ddl(
+    definition: TableDefinition, batch_select: str | None, *, replace: bool = False
+) -> str:
+    """The Spark DDL that stores ``definition`` in the catalog (``replace``: over
+    the view stored before; a filesystem table's files stay where they are)."""
     name = quote_name(definition.name)
     stored = quote_string(definition.to_json())
     props = f"TBLPROPERTIES ({quote_string(DEFINITION_PROPERTY)} = {stored})"
@@ -214,6 +217,8 @@ def catalog_ddl(definition: TableDefinition, batch_select: str | None) -> str:
             f"OPTIONS ({', '.join(options)}){partitioned}{comment} {props}"
         )
     assert batch_select is not None
+    if replace:
+        return f"CREATE OR REPLACE VIEW {name}{comment} {props} AS {batch_select}"
     return f"CREATE VIEW{exists} {name}{comment} {props} AS {batch_select}"
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "TableDefinition",
     "Watermark",
     "parse_connector_table",
+    "parse_item",
     "parse_schema",
 ]
 
@@ -151,7 +152,8 @@ class TableDefinition:
         )
 
 
-def _column(src: TokenReader, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
+def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
+    """One item of a column list: a column, the watermark or the primary key's columns."""
     first = item[0].upper if item[0].kind is TokenKind.WORD else None
     if first == "WATERMARK" and len(item) > 3 and item[1].upper == "FOR":
         if item[3].upper != "AS" or len(item) < 5:
@@ -274,7 +276,7 @@ def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
     watermark: Watermark | None = None
     primary_key: tuple[str, ...] = ()
     for item in items:
-        parsed = _column(src, item)
+        parsed = parse_item(src, item)
         if isinstance(parsed, Watermark):
             watermark = parsed
         elif isinstance(parsed, tuple):

@@ -18,6 +18,7 @@ the functions here take that mapping, they keep nothing per session themselves.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -191,7 +192,11 @@ def _entry(
         table = catalog.getTable(*qualified)
         stored = table.properties().get(DEFINITION_PROPERTY)
         if stored.isDefined():
-            entry = _Entry(TableDefinition.from_json(qualified, str(stored.get())))
+            definition = TableDefinition.from_json(qualified, str(stored.get()))
+            comment = table.comment()
+            if comment.isDefined():
+                definition = dataclasses.replace(definition, comment=str(comment.get()))
+            entry = _Entry(definition)
         else:
             found = table.provider()
             if found.isDefined() and table.tableType().name() != "VIEW":

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
-from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.errors import ExecutionError, SqlParseError, UnsupportedStatementError
 from sparkgate.api.jobs import JobStatusHook
 from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
@@ -28,13 +28,15 @@ from sparkgate.service.catalog import quote_name
 from sparkgate.service.job.job import StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.streaming import connectors, resolve
+from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
 from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
+from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -49,6 +51,7 @@ __all__ = [
     "Replanner",
     "RuntimeOptions",
     "StagedFiles",
+    "alter_connector_table",
     "check_option",
     "create_connector_table",
     "drop_temporary_table",
@@ -195,24 +198,68 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
     """Store Flink's ``CREATE TABLE ... WITH ('connector' = ...)``."""
     resolve.invalidate()
     connectors.check_definition(definition)
-    spark = session.spark
     if definition.temporary:
         _create_temporary(session, definition)
         return
     if definition.connector == "filesystem":
         _make_dirs(session, definition.options["path"])
+    _store(session, definition, replace=False)
+    log.info("Created %s table %s", definition.connector, ".".join(definition.name))
+
+
+def _store(session: Session, definition: TableDefinition, *, replace: bool) -> None:
+    if definition.connector == "filesystem":
         body = None
     elif definition.connector == "datagen":
         body = connectors.datagen_select(definition)
     else:
         body = connectors.sink_select(definition)
     try:
-        spark.sql(connectors.catalog_ddl(definition, body))
+        session.spark.sql(connectors.catalog_ddl(definition, body, replace=replace))
     except Exception as exc:
         raise to_execution_error(exc) from exc
     finally:
         resolve.invalidate()
-    log.info("Created %s table %s", definition.connector, ".".join(definition.name))
+
+
+def alter_connector_table(
+    session: Session, definition: TableDefinition, change: TableAlteration
+) -> None:
+    """Flink's ``ALTER TABLE`` of a connector table: its stored definition
+    replaced (its view, for a filesystem table its properties), or renamed."""
+    name = quote_name(definition.name)
+    files = definition.connector == "filesystem"
+    if change.rename_to is not None:
+        kind = "TABLE" if files else "VIEW"
+        _run_ddl(session, f"ALTER {kind} {name} RENAME TO {quote_name(change.rename_to)}")
+        return
+    try:
+        altered = apply_alteration(definition, change)
+    except SqlParseError as exc:
+        raise invalid(str(exc)) from None
+    connectors.check_definition(altered)
+    if not files:
+        _store(session, altered, replace=True)
+        return
+    if change.changes_schema:
+        raise invalid(
+            f"The columns of filesystem table {'.'.join(definition.name)} are its files': "
+            "ALTER TABLE changes its options only"
+        )
+    for key in ("path", "format"):
+        if altered.options.get(key) != definition.options.get(key):
+            raise invalid(f"ALTER TABLE cannot change the '{key}' of a filesystem table")
+    stored = f"{quote_string(connectors.DEFINITION_PROPERTY)} = {quote_string(altered.to_json())}"
+    _run_ddl(session, f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})")
+
+
+def _run_ddl(session: Session, text: str) -> None:
+    try:
+        session.spark.sql(text)
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    finally:
+        resolve.invalidate()
 
 
 def _create_temporary(session: Session, definition: TableDefinition) -> None:

@@ -63,6 +63,7 @@ REGISTRY = Registry(
         k.UnloadModule: refused.not_yet,
         k.ConnectorTableCreate: connector_table.create,
         k.DropTemporaryTable: connector_table.drop_temporary,
+        k.AlterTable: connector_table.alter,
         k.CreateView: view.create_view,
         k.DropView: view.drop_view,
         k.CreateDatabase: database.create_database,

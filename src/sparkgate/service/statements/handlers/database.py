@@ -18,7 +18,7 @@ from sparkgate.service.statements.kinds import (
 )
 from sparkgate.service.statements.metadata import flink_shapes
 from sparkgate.sql.quoting import quote_identifier as quote
-from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.quoting import quote_properties, quote_string
 
 __all__ = ["alter_database", "create_database", "drop_database"]
 
@@ -28,8 +28,7 @@ def _name(parts: tuple[str, ...]) -> str:
 
 
 def _properties(options: Mapping[str, str]) -> str:
-    pairs = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in options.items())
-    return f"DBPROPERTIES ({pairs})"
+    return f"DBPROPERTIES ({quote_properties(options)})"
 
 
 def create_database(context: StatementContext, statement: CreateDatabase) -> Execution:
