@@ -45,6 +45,7 @@ __all__ = [
     "EndStatementSet",
     "ExecutePlan",
     "ExecuteStatementSet",
+    "Explain",
     "ExplainPlan",
     "Freshness",
     "LikePattern",
@@ -494,6 +495,18 @@ class DropTemporaryTable(_ConfiguresSession):
 
     name: str
     if_exists: bool
+
+
+# -- EXPLAIN -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Explain(Statement):
+    """``EXPLAIN [PLAN FOR | detail, ...] <statement>``: the statement's plans, in
+    Flink's sections; it is never run."""
+
+    details: tuple[str, ...]
+    statement: Statement = field(hash=False)
 
 
 # -- views and databases (Flink's forms) --------------------------------------------

@@ -19,6 +19,7 @@ from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
 from sparkgate.service.statements.database_forms import parse_database_statement
+from sparkgate.service.statements.explain_forms import parse_explain
 from sparkgate.service.statements.materialized_forms import parse_materialized_statement
 from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
@@ -408,6 +409,10 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
     plan = parse_plan_statement(cursor, text, first, parse_statement)
     if plan is not None:
         return plan
+    if first == "EXPLAIN":
+        explained = parse_explain(cursor, text, parse_statement)
+        if explained is not None:
+            return explained
     materialized = parse_materialized_statement(cursor, text, first)
     if materialized is not None:
         return materialized
