@@ -247,14 +247,6 @@ def test_gateway_info(service: SparkGatewayService) -> None:
     assert info.engine_version.startswith("4.")
 
 
-def test_gateway_statements_not_yet_supported_are_clear(
-    service: SparkGatewayService, session: SessionHandle
-) -> None:
-    op = service.execute_statement(session, "LOAD MODULE hive")
-    with pytest.raises(UnsupportedStatementError, match="LOAD MODULE"):
-        fetch_all(service, session, op)
-
-
 def test_jars_are_tracked_per_session(
     service: SparkGatewayService, session: SessionHandle, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]

@@ -218,7 +218,7 @@ __all__: list[str] = []
         ("USE CATALOG c", K.Use, {"names": ("c",), "catalog": True}),
         ("USE database", K.Use, {"names": ("database",)}),
         ("USE IDENTIFIER('db')", K.SparkCommand, {}),
-        ("USE MODULES hive, core", K.SparkCommand, {}),
+        ("USE MODULES hive, core", K.UseModules, {"names": ("hive", "core")}),
         # queries
         ("SELECT 1", K.SparkQuery, {"keyword": "SELECT", "relational": True}),
         ("select 1;", K.SparkQuery, {"text": "select 1"}),
@@ -227,7 +227,13 @@ __all__: list[str] = []
         ("TABLE t", K.SparkQuery, {}),
         ("FROM t SELECT a", K.SparkQuery, {}),
         ("(SELECT 1) UNION (SELECT 2)", K.SparkQuery, {"keyword": "(", "relational": True}),
-        ("EXPLAIN SELECT 1", K.SparkQuery, {"relational": False}),
+        ("EXPLAIN SELECT 1", K.Explain, {"details": ()}),
+        ("EXPLAIN EXTENDED SELECT 1", K.SparkQuery, {"relational": False}),
+        (
+            "EXPLAIN (CHANGELOG_MODE, PLAN_ADVICE) SELECT 1",
+            K.Explain,
+            {"details": ("CHANGELOG_MODE", "PLAN_ADVICE")},
+        ),
         ("EXPLAIN EXTENDED INSERT INTO t VALUES (1)", K.SparkQuery, {}),
         # SHOW / DESCRIBE: one kind per form the gateway shapes, else Spark's own
         ("DESCRIBE TABLE t", K.DescribeTable, {"relational": False, "table": ("t",)}),

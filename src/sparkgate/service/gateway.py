@@ -80,6 +80,7 @@ from sparkgate.service.materialized.manager import (
 )
 from sparkgate.service.materialized.schedulers import load_workflow_scheduler
 from sparkgate.service.metrics import GatewayMetrics, LiveState
+from sparkgate.service.modules import load_module_factories
 from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -293,6 +294,7 @@ class SparkGatewayService:
             savepoint_dir=config.get(options.SAVEPOINT_DIR),
         )
         self._catalogs = CatalogRegistry(_catalog_store(config, self._state), load_catalog_types())
+        self._module_factories = load_module_factories()
         # Made now, so a wrong authenticator option stops the gateway before it serves.
         names: tuple[str, ...] = config.get(options.AUTHENTICATION)
         admins: tuple[str, ...] = config.get(options.ADMINS)
@@ -836,6 +838,7 @@ class SparkGatewayService:
             path_roots=roots,
         )
         session.context.catalogs = self._catalogs
+        session.context.module_factories = self._module_factories
         session.context.materialized = self._materialized
         self._add_pool(session)
         return session

@@ -9,12 +9,15 @@ so sessions never see each other's and a closed session leaves nothing behind.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.modules import SessionModules
 from sparkgate.service.session.recipe import SessionRecipe
 
 if TYPE_CHECKING:
+    from sparkgate.api.modules import ModuleFactory
     from sparkgate.service.catalogs.registry import CatalogRegistry
     from sparkgate.service.job.manager import JobManager
     from sparkgate.service.materialized.manager import MaterializedTableManager
@@ -35,6 +38,8 @@ class SessionContext:
     catalog registry (CREATE CATALOG) and ``materialized`` its materialized
     tables, both shared by every session. ``recipe`` holds the statements that
     made the session's state in Spark, to make it again on a new engine.
+    ``modules`` are its loaded and used modules, ``module_factories`` the
+    gateway's module plug-ins.
     """
 
     jobs: JobManager
@@ -46,6 +51,8 @@ class SessionContext:
     catalogs: CatalogRegistry | None = None
     materialized: MaterializedTableManager | None = None
     recipe: SessionRecipe = field(default_factory=SessionRecipe)
+    modules: SessionModules = field(default_factory=SessionModules)
+    module_factories: Mapping[str, ModuleFactory] = field(default_factory=dict)
 
     @property
     def in_statement_set(self) -> bool:

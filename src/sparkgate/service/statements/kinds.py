@@ -77,6 +77,7 @@ __all__ = [
     "TableAsSelect",
     "UnloadModule",
     "Use",
+    "UseModules",
 ]
 
 
@@ -470,6 +471,13 @@ class LoadModule(_ConfiguresSession):
 @dataclass(frozen=True)
 class UnloadModule(_ConfiguresSession):
     name: str
+
+
+@dataclass(frozen=True)
+class UseModules(_ConfiguresSession):
+    """``USE MODULES a, b``: the modules in use, in resolution order."""
+
+    names: tuple[str, ...]
 
 
 # -- connector tables --------------------------------------------------------------

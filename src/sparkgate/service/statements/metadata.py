@@ -98,11 +98,13 @@ def show_current_database(session: Session, _statement: ShowCurrentDatabase) -> 
     return table_result(["current database name"], [[session.spark.catalog.currentDatabase()]])
 
 
-def show_modules(_session: Session, statement: ShowModules) -> Execution:
-    # Spark has one function namespace: Flink's `core` module, always used.
+def show_modules(session: Session, statement: ShowModules) -> Execution:
+    rows = session.context.modules.rows()
     if statement.full:
-        return _typed_result((("module name", STRING), ("used", BOOLEAN)), [["core", True]])
-    return table_result(["module name"], [["core"]])
+        return _typed_result(
+            (("module name", STRING), ("used", BOOLEAN)), [[name, used] for name, used in rows]
+        )
+    return table_result(["module name"], [[name] for name, used in rows if used])
 
 
 def show_catalogs(session: Session, statement: ShowCatalogs) -> Execution | None:

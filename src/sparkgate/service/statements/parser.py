@@ -160,7 +160,12 @@ def _parse_module(cursor: Cursor, text: str, verb: str) -> k.Statement:
 
 def _parse_use(cursor: Cursor, text: str) -> k.Statement:
     if cursor.accept("MODULES"):
-        return k.SparkCommand(text, _keywords(cursor.tokens), ddl=False)
+        modules = [cursor.identifier()]
+        while (tok := cursor.peek()) is not None and tok.kind is TokenKind.COMMA:
+            cursor.take()
+            modules.append(cursor.identifier())
+        cursor.expect_end("USE MODULES")
+        return k.UseModules(text, tuple(modules))
     catalog = cursor.word() == "CATALOG" and cursor.peek(1) is not None
     if catalog:
         cursor.take()
