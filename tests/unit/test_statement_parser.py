@@ -152,6 +152,26 @@ __all__: list[str] = []
         ("ALTER DATABASE d SET DBPROPERTIES ('k' = 'v')", K.SparkCommand, {}),
         ("DROP DATABASE IF EXISTS d CASCADE", K.DropDatabase, {"if_exists": True, "cascade": True}),
         ("DROP SCHEMA d RESTRICT", K.DropDatabase, {"cascade": False}),
+        # functions in Flink's forms; Spark's own (OR REPLACE, SQL functions) left to Spark
+        (
+            "CREATE TEMPORARY SYSTEM FUNCTION f AS 'a.B' LANGUAGE SCALA",
+            K.FunctionDefinition,
+            {"name": ("f",), "class_name": "a.B", "temporary": True, "system": True},
+        ),
+        (
+            "CREATE FUNCTION IF NOT EXISTS db.f AS 'a.B' USING JAR '/x.jar', JAR '/y.jar'",
+            K.FunctionDefinition,
+            {"guarded": True, "jars": ("/x.jar", "/y.jar"), "language": "JAVA"},
+        ),
+        ("ALTER FUNCTION IF EXISTS f AS 'a.C'", K.FunctionDefinition, {"alter": True}),
+        ("DROP TEMPORARY SYSTEM FUNCTION IF EXISTS f", K.DropFunction, {"if_exists": True}),
+        ("CREATE OR REPLACE FUNCTION f AS 'a.B'", K.SparkCommand, {}),
+        ("CREATE FUNCTION f(x INT) RETURNS INT RETURN x + 1", K.SparkCommand, {}),
+        ("CREATE FUNCTION f AS 'a.B' USING FILE '/x.py'", K.SparkCommand, {}),
+        # Flink's forms without a meaning on Spark: refused, saying why
+        ("CREATE MODEL m WITH ('k' = 'v')", K.Refused, {"form": "CREATE MODEL"}),
+        ("DESCRIBE MODEL m", K.Refused, {"form": "DESCRIBE MODEL"}),
+        ("SHOW MODELS", K.Refused, {"form": "SHOW MODELS"}),
         # Flink's EXECUTE <DML> is the DML itself
         ("EXECUTE INSERT INTO t SELECT 1", K.Dml, {"text": "INSERT INTO t SELECT 1"}),
         # listings with SQL's LIKE, and Spark's own pattern forms

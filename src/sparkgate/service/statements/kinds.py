@@ -39,6 +39,7 @@ __all__ = [
     "Dml",
     "DropCatalog",
     "DropDatabase",
+    "DropFunction",
     "DropMaterializedTable",
     "DropTemporaryTable",
     "DropView",
@@ -48,9 +49,11 @@ __all__ = [
     "Explain",
     "ExplainPlan",
     "Freshness",
+    "FunctionDefinition",
     "LikePattern",
     "LoadModule",
     "MetadataQuery",
+    "Refused",
     "RemoveJar",
     "Reset",
     "Set",
@@ -503,6 +506,43 @@ class DropTemporaryTable(_ConfiguresSession):
 
     name: str
     if_exists: bool
+
+
+# -- functions and refused forms ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FunctionDefinition(_ConfiguresSession):
+    """Flink's ``CREATE`` or ``ALTER [TEMPORARY [SYSTEM]] FUNCTION [IF [NOT] EXISTS]
+    name AS 'class' [LANGUAGE ...] [USING JAR '...', ...]``; ``guarded`` is the
+    IF [NOT] EXISTS."""
+
+    name: tuple[str, ...]
+    class_name: str
+    alter: bool = False
+    temporary: bool = False
+    system: bool = False
+    guarded: bool = False
+    language: str = "JAVA"
+    jars: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropFunction(_ConfiguresSession):
+    """Flink's ``DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] name``."""
+
+    name: tuple[str, ...]
+    temporary: bool = False
+    system: bool = False
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Refused(Statement):
+    """A Flink statement form that has no meaning on Spark: refused, saying why."""
+
+    form: str
+    reason: str
 
 
 # -- EXPLAIN -------------------------------------------------------------------------

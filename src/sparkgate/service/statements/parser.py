@@ -20,6 +20,7 @@ from sparkgate.service.statements.catalog_forms import parse_catalog_statement
 from sparkgate.service.statements.cursor import Cursor
 from sparkgate.service.statements.database_forms import parse_database_statement
 from sparkgate.service.statements.explain_forms import parse_explain
+from sparkgate.service.statements.function_forms import parse_function_statement
 from sparkgate.service.statements.materialized_forms import parse_materialized_statement
 from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
@@ -200,6 +201,28 @@ def _parse_create(cursor: Cursor, text: str) -> k.Statement:
     if definition is not None:
         return k.ConnectorTableCreate(text, definition)
     return k.SparkCommand(text, _keywords(cursor.tokens), ddl=True)
+
+
+# Flink's statement forms with no meaning on Spark, and why.
+_MODEL_REASON = (
+    "Spark has no model catalog: Flink's models are called through ML_PREDICT, which Spark "
+    "SQL does not have"
+)
+
+
+def _refused(cursor: Cursor, text: str, first: str) -> k.Refused | None:
+    second, third = cursor.word(), cursor.word(1)
+    if first in ("CREATE", "ALTER", "DROP", "DESCRIBE", "DESC") and (
+        second == "MODEL"
+        or (second == "TEMPORARY" and third == "MODEL")
+        or (second == "OR" and cursor.word(2) == "MODEL")
+    ):
+        return k.Refused(text, f"{first} MODEL", _MODEL_REASON)
+    if first == "SHOW" and (second == "MODELS" or (second == "CREATE" and third == "MODEL")):
+        return k.Refused(
+            text, "SHOW MODELS" if second == "MODELS" else "SHOW CREATE MODEL", _MODEL_REASON
+        )
+    return None
 
 
 def _has_top_level_insert(tokens: list[Token]) -> bool:
@@ -434,6 +457,12 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         alteration = parse_alter_table(text)
         if alteration is not None:
             return k.AlterTable(text, alteration)
+    refused = _refused(cursor, text, first)
+    if refused is not None:
+        return refused
+    function = parse_function_statement(cursor, text, first)
+    if function is not None:
+        return function
     view = parse_view_statement(cursor, text, first)
     if view is not None:
         return view

@@ -1,0 +1,66 @@
+"""Flink's function statements on Spark's functions.
+
+A ``TEMPORARY`` function, and Flink's ``TEMPORARY SYSTEM`` one, is a Spark
+temporary function of the session; any other is a catalog function. ``LANGUAGE
+JAVA`` and ``SCALA`` name a JVM class, as Spark's ``CREATE FUNCTION`` does;
+``LANGUAGE PYTHON`` (a Python module's function) is refused: Spark SQL calls a
+function by class name. ``ALTER FUNCTION`` replaces the function's class.
+"""
+
+from __future__ import annotations
+
+from sparkgate.service.operation.operation import Execution
+from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.handlers.command import run_command
+from sparkgate.service.statements.kinds import DropFunction, FunctionDefinition, SparkCommand
+from sparkgate.service.statements.results import ok_result
+from sparkgate.sql.quoting import quote_identifier as quote
+from sparkgate.sql.quoting import quote_string
+
+__all__ = ["define_function", "drop_function"]
+
+
+def _name(name: tuple[str, ...], temporary: bool) -> str:
+    if temporary and len(name) != 1:
+        raise invalid(
+            f"A temporary function lives in the session: its name has one part, not "
+            f"{'.'.join(name)}"
+        )
+    return ".".join(quote(part) for part in name)
+
+
+def _exists(context: StatementContext, name: str) -> bool:
+    return bool(context.session.spark.catalog.functionExists(name))
+
+
+def define_function(context: StatementContext, statement: FunctionDefinition) -> Execution:
+    if statement.language == "PYTHON":
+        raise invalid(
+            "CREATE FUNCTION ... LANGUAGE PYTHON is not supported: Spark SQL calls a function "
+            "by its JVM class name (LANGUAGE JAVA or SCALA)"
+        )
+    temporary = statement.temporary
+    name = _name(statement.name, temporary)
+    kind = "TEMPORARY FUNCTION" if temporary else "FUNCTION"
+    if statement.alter:
+        if not _exists(context, name):
+            if statement.guarded:
+                return ok_result()
+            raise invalid(f"Function {'.'.join(statement.name)} does not exist")
+        head = f"CREATE OR REPLACE {kind} {name}"
+    elif statement.guarded and _exists(context, name):
+        return ok_result()  # checked here: Spark takes no IF NOT EXISTS for temporary ones
+    else:
+        head = f"CREATE {kind} {name}"
+    sql = f"{head} AS {quote_string(statement.class_name)}"
+    if statement.jars:
+        sql += " USING " + ", ".join(f"JAR {quote_string(jar)}" for jar in statement.jars)
+    return run_command(context, SparkCommand(sql, ("CREATE", "FUNCTION"), ddl=True))
+
+
+def drop_function(context: StatementContext, statement: DropFunction) -> Execution:
+    kind = "TEMPORARY FUNCTION" if statement.temporary else "FUNCTION"
+    guard = "IF EXISTS " if statement.if_exists else ""
+    sql = f"DROP {kind} {guard}{_name(statement.name, statement.temporary)}"
+    return run_command(context, SparkCommand(sql, ("DROP", "FUNCTION"), ddl=True))

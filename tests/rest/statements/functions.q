@@ -1,0 +1,56 @@
+# Flink's function statements: TEMPORARY [SYSTEM] functions are the session's, LANGUAGE
+# JAVA/SCALA name a JVM class, ALTER replaces the class; models have no meaning on Spark.
+CREATE TEMPORARY FUNCTION q_f1 AS 'org.apache.hadoop.hive.ql.udf.UDFPI' LANGUAGE JAVA;
+!ok
+
+SELECT round(q_f1(), 3) AS v;
+| v |
+| 3.142 |
+
+CREATE TEMPORARY FUNCTION IF NOT EXISTS q_f1 AS 'org.apache.hadoop.hive.ql.udf.UDFE';
+!ok
+
+CREATE TEMPORARY SYSTEM FUNCTION q_f2 AS 'org.apache.hadoop.hive.ql.udf.UDFE' LANGUAGE SCALA;
+!ok
+
+ALTER TEMPORARY FUNCTION q_f1 AS 'org.apache.hadoop.hive.ql.udf.UDFE';
+!ok
+
+SELECT round(q_f1(), 3) AS a, round(q_f2(), 3) AS b;
+| a | b |
+| 2.718 | 2.718 |
+
+SHOW USER FUNCTIONS LIKE 'q_f%';
+| function name |
+| q_f1 |
+| q_f2 |
+
+ALTER FUNCTION q_nope AS 'x';
+!error Function q_nope does not exist
+
+ALTER FUNCTION IF EXISTS q_nope AS 'x';
+!ok
+
+CREATE FUNCTION q_f3 AS 'udfs.double' LANGUAGE PYTHON;
+!error LANGUAGE PYTHON is not supported
+
+CREATE TEMPORARY FUNCTION db.q_f4 AS 'org.apache.hadoop.hive.ql.udf.UDFPI';
+!error A temporary function lives in the session
+
+DROP TEMPORARY SYSTEM FUNCTION q_f2;
+!ok
+
+DROP TEMPORARY FUNCTION IF EXISTS q_f2;
+!ok
+
+DROP TEMPORARY FUNCTION q_f1;
+!ok
+
+SHOW USER FUNCTIONS LIKE 'q_f%';
+| function name |
+
+CREATE MODEL q_m INPUT (a STRING) OUTPUT (b STRING) WITH ('provider' = 'openai');
+!error CREATE MODEL is not supported on Spark: Spark has no model catalog
+
+SHOW MODELS;
+!error SHOW MODELS is not supported on Spark
