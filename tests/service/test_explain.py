@@ -64,6 +64,9 @@ def test_a_query_in_flinks_sections(
     source = tables[0]
     text = explained(service, session, f"{form} SELECT k, count(*) FROM {source} GROUP BY k")
     assert sections(text) == list(HEADINGS)
+    ast = text.split(HEADINGS[1])[0]
+    assert f"SubqueryAlias {source}" in ast and "Range (0, 5" in ast
+    assert "__sparkgate_" not in ast  # the views connector tables are read through
     assert "Aggregate" in text.split(HEADINGS[1])[1]
     assert "HashAggregate" in text.split(HEADINGS[2])[1]
 

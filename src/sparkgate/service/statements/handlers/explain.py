@@ -107,6 +107,7 @@ def _plans(
     ast = sections.get("ast", "")
     if ast and ":" in ast.split("\n", 1)[0] and "\n" in ast:
         ast = ast.split("\n", 1)[1]  # Spark's first line is the output schema
+    ast = _without_internal_views(ast)
     optimized = cost.get("optimized", sections.get("optimized", ""))
     physical = sections.get("physical", "")
     if sink:
@@ -138,6 +139,41 @@ def _sections(text: str) -> dict[str, str]:
         else:
             lines.append(line)
     return found
+
+
+def _without_internal_views(plan: str) -> str:
+    """The plan without the temporary views the gateway reads connector tables
+    through (``__sparkgate_...``): their children move up in their place."""
+    # Parse Spark's tree (each node's text after its ":- " / "+- " connector) ...
+    root: list[Any] = ["", []]
+    stack: list[tuple[int, list[Any]]] = [(-1, root)]
+    for line in plan.splitlines():
+        depth = len(line) - len(line.lstrip(" :+-"))
+        node: list[Any] = [line[depth:], []]
+        while stack[-1][0] >= depth:
+            stack.pop()
+        stack[-1][1][1].append(node)
+        stack.append((depth, node))
+
+    def kept(node: list[Any]) -> list[list[Any]]:
+        children = [child for c in node[1] for child in kept(c)]
+        if "__sparkgate_" in node[0] and ("SubqueryAlias" in node[0] or "View (" in node[0]):
+            return children
+        return [[node[0], children]]
+
+    # ... and draw it again as Spark does.
+    lines: list[str] = []
+
+    def draw(node: list[Any], lead: str, connector: str, last: bool) -> None:
+        lines.append(lead + connector + node[0])
+        below = lead + ("" if not connector else "   " if last else ":  ")
+        for i, child in enumerate(node[1]):
+            final = i == len(node[1]) - 1
+            draw(child, below, "+- " if final else ":- ", final)
+
+    for top in (n for c in root[1] for n in kept(c)):
+        draw(top, "", "", True)
+    return "\n".join(lines)
 
 
 def _under(root: str, plan: str) -> str:
