@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
+from sparkgate.service.spark.jdbc import DRIVERS, subprotocol
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.sql.quoting import quote_identifier as quote
 
@@ -105,23 +106,6 @@ def _list_namespaces(spark: SparkSession, name: str) -> None:
     spark.sql(f"SHOW NAMESPACES IN {quote(name)}").collect()
 
 
-# Drivers a URL names: Spark needs the class when the driver jar came at run time.
-_DRIVERS = {
-    "postgresql": "org.postgresql.Driver",
-    "mysql": "com.mysql.cj.jdbc.Driver",
-    "mariadb": "org.mariadb.jdbc.Driver",
-    "derby": "org.apache.derby.iapi.jdbc.AutoloadedDriver",
-    "sqlserver": "com.microsoft.sqlserver.jdbc.SQLServerDriver",
-    "oracle": "oracle.jdbc.OracleDriver",
-    "db2": "com.ibm.db2.jcc.DB2Driver",
-}
-
-
-def _subprotocol(url: str) -> str:
-    parts = url.split(":", 2)
-    return parts[1].lower() if len(parts) > 2 and parts[0].lower() == "jdbc" else ""
-
-
 class JdbcCatalogType:
     """Flink's JDBC catalog options on Spark's ``JDBCTableCatalog``.
 
@@ -136,14 +120,14 @@ class JdbcCatalogType:
     def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
         options = _check_options(definition, self.REQUIRED, self.OPTIONAL)
         base = options["base-url"]
-        if not _subprotocol(base):
+        if not subprotocol(base):
             raise option_error(
                 definition,
                 f"'base-url' must be a JDBC URL such as 'jdbc:postgresql://host:5432', "
                 f"not '{base}'",
             )
         url = f"{base.rstrip('/')}/{options['default-database']}"
-        driver = options.get("driver") or _DRIVERS.get(_subprotocol(base))
+        driver = options.get("driver") or DRIVERS.get(subprotocol(base))
         spark = {"": JDBC_TABLE_CATALOG, "url": url, "user": options["username"]}
         spark["password"] = options["password"]
         if driver:
@@ -153,7 +137,7 @@ class JdbcCatalogType:
     def default_namespace(self, definition: CatalogDefinition) -> str | None:
         return (
             "public"
-            if _subprotocol(definition.options.get("base-url", "")) == "postgresql"
+            if subprotocol(definition.options.get("base-url", "")) == "postgresql"
             else None
         )
 
@@ -176,7 +160,7 @@ class GenericInMemoryCatalogType:
     ``default`` database; columns are atomic types only (no ARRAY, MAP, ROW).
     """
 
-    _DRIVER = _DRIVERS["derby"]
+    _DRIVER = DRIVERS["derby"]
     DEFAULT_DATABASE = "default"
 
     def __init__(self) -> None:

@@ -1,4 +1,5 @@
-"""Flink's connectors on Spark: datagen, filesystem, print and blackhole.
+"""Flink's connectors on Spark: datagen, filesystem, jdbc (:mod:`.jdbc`), print
+and blackhole.
 
 A connector table lives in Spark's catalog (so it survives restarts and shows
 in SHOW TABLES / DESCRIBE): a ``filesystem`` table as Spark's own file table
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.streaming import jdbc
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.lexer import TokenKind
@@ -64,6 +66,7 @@ CONNECTORS: Mapping[str, tuple[str, ...]] = {
     "filesystem": ("path", "format", "source.monitor-interval", "csv.field-delimiter"),
     "print": ("print-identifier", "standard-error", "sink.parallelism"),
     "blackhole": ("sink.parallelism",),
+    "jdbc": jdbc.OPTIONS,
 }
 # Flink's metadata keys per connector, and the Spark column that carries each.
 METADATA: Mapping[str, Mapping[str, str]] = {
@@ -75,8 +78,8 @@ METADATA: Mapping[str, Mapping[str, str]] = {
     },
 }
 _FORMATS = ("csv", "json", "parquet", "orc")
-_SOURCES = frozenset({"datagen", "filesystem"})
-_SINKS = frozenset({"filesystem", "print", "blackhole"})
+_SOURCES = frozenset({"datagen", "filesystem", "jdbc"})
+_SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc"})
 _INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
 _FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
 # Flink's spellings of types Spark spells otherwise: the words of the type, with
@@ -176,6 +179,8 @@ def check_definition(definition: TableDefinition) -> None:
         _datagen_rows(definition)
         for column in definition.physical:
             _datagen_expr(definition, column, "id")
+    if connector == "jdbc":
+        jdbc.check(definition)
 
 
 def sink_kind(definition: TableDefinition) -> str:
@@ -312,6 +317,11 @@ def datagen_select(definition: TableDefinition) -> str:
 
 def sink_select(definition: TableDefinition) -> str:
     message = f"Connector '{definition.connector}' is a sink only: it cannot be read"
+    if definition.connector in _READABLE:  # read by the gateway's connector, not by this view
+        message = (
+            f"Table {'.'.join(definition.name)} ({definition.connector}) is read through "
+            "sparkgate's statements, not by Spark alone"
+        )
     return _failing_select(definition, message)
 
 
@@ -375,7 +385,7 @@ def _file_writer(writer: Any, definition: TableDefinition) -> Any:
     return writer
 
 
-_READABLE = frozenset({"datagen", "filesystem"})
+_READABLE = frozenset({"datagen", "filesystem", "jdbc"})
 
 
 def check_readable(definition: TableDefinition) -> None:
@@ -395,6 +405,8 @@ def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:
     if connector == "filesystem":
         df = _file_reader(spark.read, definition).load(definition.options["path"])
         return _finish(df, definition)
+    if connector == "jdbc":
+        return _finish(jdbc.read(spark, definition), definition)
     return _finish(spark.sql(sink_select(definition)), definition)
 
 
@@ -420,6 +432,11 @@ def stream_frame(spark: SparkSession, definition: TableDefinition, trigger_s: fl
         df = _file_reader(spark.readStream, definition).load(definition.options["path"])
         monitored = "source.monitor-interval" in definition.options
         return Source(_finish(df, definition), not monitored)
+    if connector == "jdbc":
+        raise invalid(
+            f"jdbc table {'.'.join(definition.name)} is read in batch mode: Spark reads no "
+            "database table as a stream (SET 'execution.runtime-mode' = 'batch')"
+        )
     raise invalid(f"Connector '{connector}' can only be used as a sink, not read")
 
 
@@ -448,6 +465,8 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
         _file_writer(df.write.mode("append"), definition).save(definition.options["path"])
     elif kind == "print":
         _print_rows(definition)(df, 0)
+    elif kind == "jdbc":
+        jdbc.write(df, definition)
     else:
         df.write.format("noop").mode("overwrite").save()
 
@@ -463,4 +482,6 @@ def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStre
         return filesystem.option("path", definition.options["path"])
     if kind == "print":
         return writer.foreachBatch(_print_rows(definition))
+    if kind == "jdbc":
+        return writer.foreachBatch(jdbc.write_changelog(definition))
     return writer.format("noop")
