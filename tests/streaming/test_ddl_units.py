@@ -59,7 +59,7 @@ def test_spark_ddl_is_left_to_spark(sql: str) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"connector": "kafka"}, "valid connectors: blackhole, datagen, filesystem, print"),
+        ({"connector": "kafka"}, "valid connectors: blackhole, datagen, filesystem, jdbc, print"),
         ({}, "do not contain an option key 'connector'"),
         ({"connector": "datagen", "rows-per-sec": "1"}, "valid options: rows-per-second"),
         ({"connector": "datagen", "fields.zz.kind": "random"}, "names no physical column"),
