@@ -276,7 +276,8 @@ def arrow_compatible(df: DataFrame) -> DataFrame:
         column = F.col(quote_identifier(f.name))
         if isinstance(f.dataType, T.YearMonthIntervalType):
             quoted = quote_identifier(f.name)
-            months = F.expr(f"extract(YEAR FROM {quoted}) * 12 + extract(MONTH FROM {quoted})")
+            # Through INTERVAL MONTH: EXTRACT(MONTH ...) refuses an INTERVAL YEAR.
+            months = F.expr(f"CAST(CAST({quoted} AS INTERVAL MONTH) AS INT)")
             projected.append(months.alias(f.name, metadata=f.metadata))
         elif _needs_string(f.dataType):
             projected.append(column.cast("string").alias(f.name, metadata=f.metadata))
