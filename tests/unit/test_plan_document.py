@@ -87,8 +87,9 @@ def test_execute_and_explain_forms() -> None:
     )
     explain = parse_statement("EXPLAIN PLAN '/tmp/p.json';")
     assert isinstance(explain, k.ExplainPlan) and explain.uri == "/tmp/p.json"
-    # Spark's own EXPLAIN is untouched.
-    assert isinstance(parse_statement("EXPLAIN SELECT 1"), k.SparkQuery)
+    # Spark's own EXPLAIN modes are untouched; a plain EXPLAIN is Flink's.
+    assert isinstance(parse_statement("EXPLAIN EXTENDED SELECT 1"), k.SparkQuery)
+    assert isinstance(parse_statement("EXPLAIN SELECT 1"), k.Explain)
 
 
 @pytest.mark.parametrize(

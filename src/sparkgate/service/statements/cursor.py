@@ -86,6 +86,21 @@ class Cursor:
             parts.append(self.identifier())
         return tuple(parts)
 
+    def optional_name(self) -> tuple[str, ...] | None:
+        """A (multi-part) name at the cursor, or None (nothing taken) when none is there."""
+        tok = self.peek()
+        if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
+            return None
+        return self.multipart_identifier()
+
+    def optional_string(self) -> str | None:
+        """The unquoted string literal at the cursor, or None (nothing taken)."""
+        tok = self.peek()
+        if tok is None or tok.kind is not TokenKind.STRING:
+            return None
+        self.i += 1
+        return unquote(tok)
+
     def option_key(self) -> str:
         tok = self.peek()
         if tok is not None and tok.kind is TokenKind.STRING:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.cursor import Cursor
-from sparkgate.sql.lexer import TokenKind, unquote
+from sparkgate.sql.lexer import TokenKind
 
 __all__ = ["parse_database_statement"]
 
@@ -33,13 +33,6 @@ def parse_database_statement(cursor: Cursor, text: str, first: str) -> k.Stateme
     return form
 
 
-def _name(cursor: Cursor) -> tuple[str, ...] | None:
-    tok = cursor.peek()
-    if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        return None
-    return cursor.multipart_identifier()
-
-
 def _options(cursor: Cursor) -> Mapping[str, str] | None:
     tok = cursor.peek()
     if tok is None or tok.kind is not TokenKind.LPAREN:
@@ -49,15 +42,14 @@ def _options(cursor: Cursor) -> Mapping[str, str] | None:
 
 def _create(cursor: Cursor, text: str) -> k.CreateDatabase | None:
     if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
-    name = _name(cursor)
+    name = cursor.optional_name()
     if name is None:
         return None
     comment = None
     if cursor.accept("COMMENT"):
-        tok = cursor.peek()
-        if tok is None or tok.kind is not TokenKind.STRING:
+        comment = cursor.optional_string()
+        if comment is None:
             return None
-        comment = unquote(cursor.take())
     options: Mapping[str, str] = MappingProxyType({})
     if cursor.accept("WITH"):
         found = _options(cursor)
@@ -74,7 +66,7 @@ def _create(cursor: Cursor, text: str) -> k.CreateDatabase | None:
 
 
 def _alter(cursor: Cursor, text: str) -> k.AlterDatabase | None:
-    name = _name(cursor)
+    name = cursor.optional_name()
     if name is None or not cursor.accept("SET"):
         return None
     options = _options(cursor)
@@ -85,7 +77,7 @@ def _alter(cursor: Cursor, text: str) -> k.AlterDatabase | None:
 
 def _drop(cursor: Cursor, text: str) -> k.DropDatabase | None:
     if_exists = cursor.accept("IF", "EXISTS")
-    name = _name(cursor)
+    name = cursor.optional_name()
     if name is None:
         return None
     cascade = cursor.accept("CASCADE")

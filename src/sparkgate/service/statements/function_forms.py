@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.cursor import Cursor
-from sparkgate.sql.lexer import TokenKind, unquote
+from sparkgate.sql.lexer import TokenKind
 
 __all__ = ["parse_function_statement"]
 
@@ -31,14 +31,6 @@ def parse_function_statement(cursor: Cursor, text: str, first: str) -> k.Stateme
     return form
 
 
-def _string(cursor: Cursor) -> str | None:
-    tok = cursor.peek()
-    if tok is None or tok.kind is not TokenKind.STRING:
-        return None
-    cursor.take()
-    return unquote(tok)
-
-
 def _function(
     cursor: Cursor, text: str, verb: str, temporary: bool, system: bool
 ) -> k.Statement | None:
@@ -55,7 +47,7 @@ def _function(
         return k.DropFunction(text, name, temporary=temporary, system=system, if_exists=guard)
     if not cursor.accept("AS"):
         return None
-    class_name = _string(cursor)
+    class_name = cursor.optional_string()
     if class_name is None:
         return None
     language = "JAVA"
@@ -70,7 +62,7 @@ def _function(
         while True:
             if not cursor.accept("JAR"):
                 return None  # USING FILE / ARCHIVE: Spark's
-            jar = _string(cursor)
+            jar = cursor.optional_string()
             if jar is None:
                 raise cursor.error("expected a quoted path after JAR")
             jars.append(jar)

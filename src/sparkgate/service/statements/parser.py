@@ -261,18 +261,10 @@ def _like(cursor: Cursor) -> k.LikePattern | None:
     return k.LikePattern(unquote(tok), negated, word == "ILIKE", sql)
 
 
-def _table_name(cursor: Cursor) -> tuple[str, ...] | None:
-    """A (multi-part) name at the cursor, or None when none is there."""
-    tok = cursor.peek()
-    if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        return None
-    return cursor.multipart_identifier()
-
-
 def _listing_namespace(cursor: Cursor) -> tuple[str, ...] | None:
     """``FROM|IN name`` of a listing: the name, () when absent, None when malformed."""
     if cursor.accept("FROM") or cursor.accept("IN"):
-        return _table_name(cursor)
+        return cursor.optional_name()
     return ()
 
 
@@ -299,7 +291,7 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
             cursor.take()
         if cursor.word() in _DESCRIBE_OTHER and cursor.peek(1) is not None:
             return None
-        table = _table_name(cursor)
+        table = cursor.optional_name()
         return at_end(k.DescribeTable(text, first, False, table)) if table else None
     if cursor.accept("CURRENT", "CATALOG"):
         return at_end(k.ShowCurrentCatalog(text, first, False))
@@ -319,7 +311,7 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
     if second == "CREATE" and cursor.word(1) in ("TABLE", "VIEW"):
         view = cursor.word(1) == "VIEW"
         cursor.i += 2
-        table = _table_name(cursor)
+        table = cursor.optional_name()
         return at_end(k.ShowCreateTable(text, first, False, table, view)) if table else None
     if second == "CATALOGS":
         cursor.take()
@@ -354,7 +346,7 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
         return k.ShowFunctions(text, first, False, False, scope, database, like)
     if second == "COLUMNS" and cursor.word(1) in ("FROM", "IN"):
         cursor.i += 2
-        table = _table_name(cursor)
+        table = cursor.optional_name()
         like = None if cursor.at_end() else _like(cursor)
         if table is None or (like is not None and not like.sql):
             return None
@@ -441,12 +433,10 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         explained = parse_explain(cursor, text, parse_statement)
         if explained is not None:
             return explained
-    materialized = parse_materialized_statement(cursor, text, first)
-    if materialized is not None:
-        return materialized
-    catalog_form = parse_catalog_statement(cursor, text, first)
-    if catalog_form is not None:
-        return catalog_form
+    for read in (parse_materialized_statement, parse_catalog_statement):
+        form = read(cursor, text, first)
+        if form is not None:
+            return form
     if first in ("LOAD", "UNLOAD") and cursor.accept("MODULE"):
         return _parse_module(cursor, text, first)
     if first == "USE":
@@ -457,18 +447,15 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         alteration = parse_alter_table(text)
         if alteration is not None:
             return k.AlterTable(text, alteration)
-    refused = _refused(cursor, text, first)
-    if refused is not None:
-        return refused
-    function = parse_function_statement(cursor, text, first)
-    if function is not None:
-        return function
-    view = parse_view_statement(cursor, text, first)
-    if view is not None:
-        return view
-    database = parse_database_statement(cursor, text, first)
-    if database is not None:
-        return database
+    for read in (
+        _refused,
+        parse_function_statement,
+        parse_view_statement,
+        parse_database_statement,
+    ):
+        form = read(cursor, text, first)
+        if form is not None:
+            return form
     if first in ("CREATE", "REPLACE"):
         table_as = parse_table_as_select(cursor, text, first)
         if table_as is not None:

@@ -29,13 +29,6 @@ def parse_view_statement(cursor: Cursor, text: str, first: str) -> k.Statement |
     return form
 
 
-def _name(cursor: Cursor) -> tuple[str, ...] | None:
-    tok = cursor.peek()
-    if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
-        return None
-    return cursor.multipart_identifier()
-
-
 def _columns(cursor: Cursor) -> tuple[str, ...] | None:
     """``(a, b, ...)``: plain names only (Spark's column comments are Spark's)."""
     cursor.take()  # (
@@ -60,7 +53,7 @@ def _create(cursor: Cursor, text: str) -> k.CreateView | None:
     if not cursor.accept("VIEW"):
         return None
     if_not_exists = cursor.accept("IF", "NOT", "EXISTS")
-    name = _name(cursor)
+    name = cursor.optional_name()
     if name is None:
         return None
     columns: tuple[str, ...] = ()
@@ -72,10 +65,9 @@ def _create(cursor: Cursor, text: str) -> k.CreateView | None:
         columns = listed
     comment = None
     if cursor.accept("COMMENT"):
-        tok = cursor.peek()
-        if tok is None or tok.kind is not TokenKind.STRING:
+        comment = cursor.optional_string()
+        if comment is None:
             return None
-        comment = unquote(cursor.take())
     if not cursor.accept("AS") or cursor.at_end():
         return None
     return k.CreateView(
@@ -94,7 +86,7 @@ def _drop(cursor: Cursor, text: str) -> k.DropView | None:
     if not cursor.accept("VIEW"):
         return None
     if_exists = cursor.accept("IF", "EXISTS")
-    name = _name(cursor)
+    name = cursor.optional_name()
     if name is None or not cursor.at_end():
         return None
     return k.DropView(text, name, temporary=temporary, if_exists=if_exists)

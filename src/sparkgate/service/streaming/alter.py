@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.service.streaming.ddl import Column, TableDefinition, Watermark, parse_item
+from sparkgate.service.streaming.ddl import Column, TableDefinition, Watermark, read_items
 from sparkgate.sql.lexer import Token, TokenKind, unquote
 from sparkgate.sql.reader import TokenReader
 
@@ -150,26 +150,25 @@ def _single_name(src: TokenReader, item: list[Token]) -> str:
 def _schema_change(
     src: TokenReader, base: TableAlteration, items: list[list[Token]], *, modify: bool
 ) -> TableAlteration:
-    columns: list[Placed] = []
-    watermark: Watermark | None = None
-    primary_key: tuple[str, ...] | None = None
+    places: list[tuple[bool, str | None]] = []  # FIRST / AFTER of each column, in order
+    bare: list[list[Token]] = []
     for item in items:
         if not item:
             raise SqlParseError("expected a column, WATERMARK or PRIMARY KEY in ALTER TABLE")
-        first = after = None
+        first, after = False, None
         if item[-1].kind is TokenKind.WORD and item[-1].upper == "FIRST":
             first, item = True, item[:-1]
         elif len(item) > 2 and item[-2].kind is TokenKind.WORD and item[-2].upper == "AFTER":
             after, item = unquote(item[-1]), item[:-2]
-        parsed = parse_item(src, item)
-        if isinstance(parsed, Watermark):
-            watermark = parsed
-        elif isinstance(parsed, tuple):
-            primary_key = parsed
-        else:
-            columns.append(Placed(parsed, bool(first), after))
+        if item[0].upper not in ("WATERMARK", "PRIMARY", "CONSTRAINT"):
+            places.append((first, after))
+        bare.append(item)
+    columns, watermark, primary_key = read_items(src, bare)
+    placed = tuple(
+        Placed(column, first, after) for column, (first, after) in zip(columns, places, strict=True)
+    )
     return dataclasses.replace(
-        base, modify=modify, columns=tuple(columns), watermark=watermark, primary_key=primary_key
+        base, modify=modify, columns=placed, watermark=watermark, primary_key=primary_key
     )
 
 

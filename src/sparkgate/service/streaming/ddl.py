@@ -25,6 +25,7 @@ __all__ = [
     "parse_connector_table",
     "parse_item",
     "parse_schema",
+    "read_items",
 ]
 
 _AFTER_TYPE = frozenset({"METADATA", "NOT", "NULL", "COMMENT", "PRIMARY"})
@@ -271,10 +272,13 @@ class Schema:
     names_only: bool = False
 
 
-def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
+def read_items(
+    src: TokenReader, items: list[list[Token]]
+) -> tuple[list[Column], Watermark | None, tuple[str, ...] | None]:
+    """The columns, the watermark and the primary key (None: not given) of a column list."""
     columns: list[Column] = []
     watermark: Watermark | None = None
-    primary_key: tuple[str, ...] = ()
+    primary_key: tuple[str, ...] | None = None
     for item in items:
         parsed = parse_item(src, item)
         if isinstance(parsed, Watermark):
@@ -283,6 +287,12 @@ def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
             primary_key = parsed
         else:
             columns.append(parsed)
+    return columns, watermark, primary_key
+
+
+def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
+    columns, watermark, key = read_items(src, items)
+    primary_key = key or ()
     if watermark is not None:
         if watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
