@@ -84,6 +84,33 @@ def test_changelog_replays_to_the_batch_result(
                 assert log[i + 1][0] is RowKind.UPDATE_AFTER and log[i + 1][1][0] == row[0]
 
 
+def test_values_stream_row_by_row_in_streaming_mode(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """As Flink reads a VALUES list in streaming mode: one row after another, so an
+    aggregation over it answers with its updates, not only its final rows."""
+    counted = "SELECT k, count(*) AS n FROM (VALUES ('a'), ('b'), ('a')) AS t(k) GROUP BY k"
+    assert sorted(run(stream_service, session, counted)) == [("a", 2), ("b", 1)]  # batch
+    streaming(stream_service, session)
+    insert, before, after = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER
+    op = stream_service.execute_statement(session, counted)
+    assert changes(stream_service, session, op) == [
+        (insert, ("a", 1)),
+        (insert, ("b", 1)),
+        (before, ("a", 1)),
+        (after, ("a", 2)),
+    ]
+    for listed in (
+        "SELECT * FROM (VALUES (1, 'x'), (2, 'y')) AS t(a, b)",
+        "SELECT * FROM VALUES (1, 'x'), (2, 'y') AS t(a, b)",  # the alias within the list
+        "VALUES (1, 'x'), (2, 'y')",
+    ):
+        op = stream_service.execute_statement(session, listed)
+        expected = [(insert, (1, "x")), (insert, (2, "y"))]
+        assert changes(stream_service, session, op) == expected, listed
+    assert active_queries(spark_of(stream_service, session)) == []
+
+
 def test_filesystem_source_streams_what_is_there_and_ends(
     stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
 ) -> None:

@@ -80,11 +80,15 @@ _cache_lock = threading.Lock()
 
 @dataclass(frozen=True)
 class TableRead:
-    """A table the statement reads (``STREAM(t)``: as a stream); ``alias`` as in FROM."""
+    """A table the statement reads (``STREAM(t)``: as a stream); ``alias`` as in FROM.
+
+    ``inline``: a ``VALUES`` list (no name); its ``alias`` is set when the alias is
+    written within it (Spark's ``FROM VALUES (1) AS t(k)``)."""
 
     name: tuple[str, ...]
     stream: bool = False
     alias: str | None = None
+    inline: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,8 @@ class StatementPlan:
     # whose paths only the analyzed plan shows.
     paths: tuple[PathUse, ...] = ()
     by_identifier: bool = False
+    # It reads a VALUES list (streaming mode reads one as a stream, row by row).
+    inline_tables: bool = False
 
 
 def _strings(seq: Any) -> tuple[str, ...]:
@@ -197,20 +203,32 @@ class _SpanWalker:
         self._any_subquery = bool(root.containsPattern(self._subqueries))
         self.reads: list[TableSpan] = []
 
-    def plan(self, node: Any, ctes: frozenset[str], alias: str | None = None) -> None:
+    def plan(
+        self,
+        node: Any,
+        ctes: frozenset[str],
+        alias: str | None = None,
+        alias_span: tuple[int, int] | None = None,
+    ) -> None:
         kind = str(node.nodeName())
         if kind == "UnresolvedRelation":
             self._relation(node, ctes, alias)
+            return
+        if kind in ("LocalRelation", "UnresolvedInlineTable"):
+            span = _span(node)
+            if span is not None:
+                own = alias if span == alias_span else None  # `VALUES ... AS t(k)` within it
+                self.reads.append(TableSpan(TableRead((), alias=own, inline=True), *span))
             return
         if kind == "UnresolvedWith":
             self._with(node, ctes)
             return
         if kind == "SubqueryAlias":
-            alias = str(node.alias())
+            alias, alias_span = str(node.alias()), _span(node)
         elif kind != "NamedStreamingRelation":
             alias = None
         for child in _children(node):
-            self.plan(child, ctes, alias)
+            self.plan(child, ctes, alias, alias_span)
         if self._any_subquery and node.containsPattern(self._subqueries):
             expressions = node.expressions()
             for i in range(expressions.size()):
@@ -511,8 +529,12 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
         _session_object(tree, names),
         tuple(parsed_paths(spark, plan, nodes)),
         needs_analysis(nodes),
+        any(str(node.get("class", "")).endswith(_INLINE_TABLES) for node in nodes),
     )
 
+
+# The parser's nodes for a VALUES list: folded to rows when it can, else unresolved.
+_INLINE_TABLES = (".LocalRelation", ".UnresolvedInlineTable")
 
 # Spark's commands that change the session's current namespace.
 _NAMESPACE_COMMANDS = frozenset({"SetCatalogAndNamespace", "SetNamespaceCommand"})

@@ -340,11 +340,13 @@ def _cast(expr: str, column: Column) -> str:
 
 @dataclass(frozen=True)
 class Source:
-    """A table read as a stream; ``rows`` bounds a datagen source (None: unbounded)."""
+    """A table read as a stream; ``rows`` bounds a datagen source (None: unbounded);
+    ``values``: a VALUES list read row by row."""
 
     frame: DataFrame
     bounded: bool
     rows: int | None = None
+    values: bool = False
 
 
 def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:

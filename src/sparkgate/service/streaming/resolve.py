@@ -246,6 +246,11 @@ class Resolution:
         return self.bounded and self.bounded_rows is None
 
     @property
+    def values_only(self) -> bool:
+        """Every source is a VALUES list read row by row (:func:`values_stream`)."""
+        return bool(self.sources) and all(s.values for s in self.sources)
+
+    @property
     def bounded_rows(self) -> int | None:
         """The largest datagen row count, when every source is bounded."""
         counts = [s.rows for s in self.sources if s.rows is not None]
@@ -268,20 +273,41 @@ def resolved(
     temporary: Mapping[str, TemporaryTable],
     streaming: bool,
     trigger_s: float,
+    values_as_streams: bool = False,
 ) -> Iterator[Resolution]:
     """Rewrite ``text`` over temporary views; they live until the block ends.
 
-    ``temporary`` is the session's temporary connector tables."""
+    ``temporary`` is the session's temporary connector tables. With
+    ``values_as_streams`` (a query in streaming mode) a ``VALUES`` list is read
+    as a stream of one row per micro-batch, as Flink reads it row by row: an
+    aggregation over it then answers with updates (``-U``/``+U``) as Flink's."""
     views: list[str] = []
     pieces: list[str] = []
     last = 0
     resolution = Resolution(text)
     try:
+        plan = parse_statement(spark, text)
+        values = values_as_streams and streaming and plan is not None and plan.inline_tables
         refs = table_references(text, spark)
-        if not any(_replaced(spark, temporary, ref, streaming) for ref in refs):
+        if not values and not any(_replaced(spark, temporary, ref, streaming) for ref in refs):
             yield resolution
             return
         for span in read_spans(spark, text):
+            if span.read.inline:
+                if not values:
+                    continue
+                view = f"__sparkgate_{uuid.uuid4().hex[:12]}"
+                source = values_stream(spark, text[span.start : span.end])
+                source.frame.createOrReplaceTempView(view)
+                views.append(view)
+                resolution.sources.append(source)
+                pieces.append(text[last : span.start])
+                alias = span.read.alias
+                pieces.append(
+                    f"{view} AS {quote_identifier(alias)}" if alias else f"(SELECT * FROM {view})"
+                )
+                last = span.end
+                continue
             ref = Reference(span.read.name, span.read.stream)
             entry = _entry(spark, ref.name, temporary)
             definition = entry.definition
@@ -318,3 +344,30 @@ def resolved(
         for view in views:
             with contextlib.suppress(Exception):
                 spark.catalog.dropTempView(view)
+
+
+_ROW = "__sparkgate_row"
+
+
+def values_stream(spark: SparkSession, relation: str) -> Source:
+    """The rows of a ``VALUES`` list as a stream of one row per micro-batch: a rate
+    source's ticks joined to the rows by position."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    rows = spark.sql(f"SELECT * FROM {relation}")
+    collected = rows.collect()
+    indexed = spark.createDataFrame(
+        [(i, *row) for i, row in enumerate(collected)],
+        StructType([StructField(_ROW, LongType(), False), *rows.schema.fields]),
+    )
+    ticks = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 1)
+        .option("numPartitions", 1)
+        .load()
+        .where(f"value < {len(collected)}")
+    )
+    frame = ticks.join(indexed, ticks["value"] == indexed[_ROW]).select(
+        *(indexed[quote_identifier(name)] for name in rows.columns)
+    )
+    return Source(frame, bounded=True, rows=len(collected), values=True)

@@ -191,6 +191,8 @@ def spark_statement(session: Session, text: str) -> DataFrame:
         raise to_execution_error(exc) from exc
 
 
+_VALUES_TRIGGER_S = 0.01
+
 # -- DDL ---------------------------------------------------------------------------
 
 
@@ -324,6 +326,7 @@ def query_execution(
             temporary=session.context.temporary_tables,
             streaming=runtime.streaming,
             trigger_s=runtime.trigger_s,
+            values_as_streams=True,
         ) as resolution:
             if not resolution.definitions and not resolution.sources:
                 return None
@@ -354,11 +357,14 @@ def streaming_execution(
     except Exception as exc:
         raise to_execution_error(exc) from exc
     data_dir = Path(session.context.jobs.data_dir)
+    resolution = resolution or Resolution("")
+    # A VALUES list's rows, one per micro-batch, need not wait a checkpoint interval.
+    trigger_s = min(runtime.trigger_s, _VALUES_TRIGGER_S) if resolution.values_only else None
     batches = changelog_batches(
         df,
         operation,
-        resolution or Resolution(""),
-        trigger_s=runtime.trigger_s,
+        resolution,
+        trigger_s=trigger_s if trigger_s is not None else runtime.trigger_s,
         checkpoint_root=data_dir / "checkpoints" / "queries",
     )
     traits = ResultTraits(
