@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sparkgate.api.catalog import TableKind
+from sparkgate.api.errors import ExecutionError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.types import BOOLEAN, STRING
@@ -194,6 +195,22 @@ def test_hiveserver2_session_keeps_sparks_columns(
     text = created.rows[0][0]
     assert text.startswith(f"CREATE TABLE `spark_catalog`.`{database}`.`gen` (")
     assert "raise_error" not in text and "sparkgate.connector" not in text
+
+
+def test_hiveserver2_session_keeps_sparks_view_and_listing_semantics(
+    service: SparkGatewayService, hive: SessionHandle, rest: SessionHandle
+) -> None:
+    """Flink's answers are for Flink-protocol sessions: a HiveServer2 session gets
+    Spark's for the statements both have."""
+    with pytest.raises(ExecutionError, match="CREATE_PERMANENT_VIEW_WITHOUT_ALIAS"):
+        ask(service, hive, "CREATE VIEW unnamed AS SELECT 1 + 1")
+    ask(service, hive, "CREATE TEMPORARY VIEW shadow AS SELECT 1 AS x")
+    ask(service, hive, "DROP VIEW shadow")  # Spark drops the temporary view
+    assert [r[1] for r in ask(service, hive, "SHOW VIEWS").rows] == ["v"]
+    # SQL's LIKE for Flink, Spark's pattern for HiveServer2.
+    assert ask(service, hive, "SHOW DATABASES LIKE 'shapes*'").rows
+    assert not ask(service, rest, "SHOW DATABASES LIKE 'shapes*'").rows
+    assert ask(service, rest, "SHOW DATABASES LIKE 'shapes%'").rows
 
 
 def test_connector_table_is_a_table_in_hiveserver2_metadata(
