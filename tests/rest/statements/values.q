@@ -11,3 +11,8 @@ SELECT INTERVAL '3' MONTH AS m, INTERVAL '-1-3' YEAR TO MONTH AS neg, CAST(NULL 
 SELECT TIME '12:34:56' AS t;
 | t |
 | 12:34:56 |
+
+# Flink's timestamp precisions are taken (Spark's values keep microseconds).
+SELECT CAST('2024-01-01 12:00:00.123' AS TIMESTAMP(3)) AS t, CAST(TIMESTAMP '2024-01-01 12:00:00' AS TIMESTAMP_LTZ(3)) AS l;
+| t | l |
+| 2024-01-01T12:00:00.123Z | 2024-01-01T12:00:00Z |

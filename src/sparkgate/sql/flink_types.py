@@ -1,0 +1,65 @@
+"""Flink's timestamp type spellings in a statement, in Spark's.
+
+Flink writes a timestamp's precision (``CAST(x AS TIMESTAMP(3))``,
+``TIMESTAMP_LTZ(3)``, ``TIMESTAMP(3) WITH LOCAL TIME ZONE``); Spark's parser
+takes only its own microsecond type there (it reads ``TIMESTAMP(7..9)`` as a
+nanosecond type it does not enable, and refuses other precisions). After ``AS``
+(a CAST's target type) the gateway writes Spark's spelling: ``TIMESTAMP`` and
+``TIMESTAMP_LTZ``; the values keep Spark's microseconds.
+"""
+
+from __future__ import annotations
+
+from sparkgate.sql.lexer import Token, TokenKind, tokenize
+
+__all__ = ["spark_type_spellings"]
+
+_TIMESTAMPS = {"TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
+# What may follow TIMESTAMP(p), and the Spark type it makes.
+_ZONES = (
+    (("WITH", "LOCAL", "TIME", "ZONE"), "TIMESTAMP_LTZ"),
+    (("WITHOUT", "TIME", "ZONE"), "TIMESTAMP"),
+)
+
+
+def _words(tokens: list[Token], at: int, words: tuple[str, ...]) -> bool:
+    found = tokens[at : at + len(words)]
+    return len(found) == len(words) and all(
+        t.kind is TokenKind.WORD and t.upper == w for t, w in zip(found, words, strict=True)
+    )
+
+
+def spark_type_spellings(text: str) -> str:
+    """``text`` with each ``AS TIMESTAMP[_LTZ](p) [WITH LOCAL TIME ZONE | WITHOUT
+    TIME ZONE]`` written as Spark's type; anything else as it was."""
+    if "(" not in text or "TIMESTAMP" not in text.upper():
+        return text  # the common case: nothing to look at
+    tokens = [t for t in tokenize(text) if not t.is_comment]
+    pieces: list[str] = []
+    last = 0
+    for i, tok in enumerate(tokens):
+        if tok.kind is not TokenKind.WORD or tok.upper not in _TIMESTAMPS:
+            continue
+        if i == 0 or not _words(tokens, i - 1, ("AS",)):
+            continue
+        size = tokens[i + 1 : i + 4]
+        if len(size) != 3 or [t.kind for t in size] != [
+            TokenKind.LPAREN,
+            TokenKind.NUMBER,
+            TokenKind.RPAREN,
+        ]:
+            continue
+        if not size[1].text.isdigit() or int(size[1].text) > 9:
+            continue  # Spark says what is wrong with it
+        spark, end = _TIMESTAMPS[tok.upper], size[2].end
+        for words, zoned in _ZONES:
+            if tok.upper == "TIMESTAMP" and _words(tokens, i + 4, words):
+                spark, end = zoned, tokens[i + 3 + len(words)].end
+                break
+        pieces.append(text[last : tok.start])
+        pieces.append(spark)
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
