@@ -28,7 +28,7 @@ from sparkgate.service.statements.view_forms import parse_view_statement
 from sparkgate.service.streaming.alter import parse_alter_table
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.deadline import check_deadline
-from sparkgate.sql.flink_types import spark_type_spellings
+from sparkgate.sql.flink_spellings import spark_spellings
 from sparkgate.sql.lexer import (
     Token,
     TokenKind,
@@ -542,7 +542,7 @@ def parse_statement(statement: str) -> k.Statement:
     Within a :func:`~sparkgate.sql.deadline.parse_deadline` it raises
     ``ParseTimeoutError`` once the time is up.
     """
-    statement = spark_type_spellings(statement)  # CAST(x AS TIMESTAMP(3)): Flink's precision
+    statement = spark_spellings(statement)  # Flink's TIMESTAMP(3), default_catalog.default_database
     tokens = tokenize(statement)
     # Between the passes too: the lexer and the splitter check every few thousand tokens.
     check_deadline()

@@ -42,6 +42,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+FLINK_DEFAULT_CATALOG = "default_catalog"
+SESSION_CATALOG = "spark_catalog"
+
 
 def _registry(context: StatementContext) -> CatalogRegistry:
     registry = context.state.catalogs
@@ -60,6 +63,9 @@ def use(context: StatementContext, statement: Use) -> Execution:
             spark.sql(f"SET CATALOG {quote_string(name)}").collect()
         except Exception as exc:
             error = to_execution_error(exc)
+            if error.error_class == "CATALOG_NOT_FOUND" and name.lower() == FLINK_DEFAULT_CATALOG:
+                # Flink's name of the first catalog, when no catalog has it: Spark's.
+                return use(context, Use(statement.text, (SESSION_CATALOG,), catalog=True))
             if error.error_class == "CATALOG_NOT_FOUND":
                 raise not_found(name) from None
             raise error from exc

@@ -1,10 +1,11 @@
-"""Flink's timestamp precisions after AS, in Spark's spelling; nothing else touched."""
+"""Flink's timestamp precisions after AS and its default_catalog.default_database
+prefix, in Spark's spelling; nothing else touched."""
 
 from __future__ import annotations
 
 import pytest
 
-from sparkgate.sql.flink_types import spark_type_spellings
+from sparkgate.sql.flink_spellings import spark_spellings
 
 
 @pytest.mark.parametrize(
@@ -20,10 +21,22 @@ from sparkgate.sql.flink_types import spark_type_spellings
         ),
         ("SELECT CAST(s AS TIMESTAMP(6) WITHOUT TIME ZONE)", "SELECT CAST(s AS TIMESTAMP)"),
         ("SELECT TRY_CAST(s AS TIMESTAMP(3)) FROM t", "SELECT TRY_CAST(s AS TIMESTAMP) FROM t"),
+        (
+            "SELECT * FROM default_catalog.default_database.t",
+            "SELECT * FROM spark_catalog.`default`.t",
+        ),
+        (
+            "SHOW TABLES FROM default_catalog.default_database",
+            "SHOW TABLES FROM spark_catalog.`default`",
+        ),
+        (
+            "CREATE TABLE `default_catalog`.`default_database`.`t` (a INT) WITH ('k' = 'v')",
+            "CREATE TABLE spark_catalog.`default`.`t` (a INT) WITH ('k' = 'v')",
+        ),
     ],
 )
 def test_flinks_precisions_become_sparks_type(flink: str, spark: str) -> None:
-    assert spark_type_spellings(flink) == spark
+    assert spark_spellings(flink) == spark
 
 
 @pytest.mark.parametrize(
@@ -35,7 +48,10 @@ def test_flinks_precisions_become_sparks_type(flink: str, spark: str) -> None:
         "SELECT CAST(s AS TIMESTAMP(12))",  # Spark's own error says what is wrong
         "SELECT x AS `TIMESTAMP`",
         "SELECT CAST(s AS /* c */ TIMESTAMP_NTZ)",
+        "SELECT x.default_catalog.default_database.y",
+        "SELECT 'default_catalog.default_database.t'",
+        "USE default_database",  # a database of that name may well exist
     ],
 )
 def test_anything_else_is_left_as_written(untouched: str) -> None:
-    assert spark_type_spellings(untouched) == untouched
+    assert spark_spellings(untouched) == untouched

@@ -1,18 +1,23 @@
-"""Flink's timestamp type spellings in a statement, in Spark's.
+"""Flink's spellings in a statement that Spark's parser does not take, in Spark's.
 
-Flink writes a timestamp's precision (``CAST(x AS TIMESTAMP(3))``,
+Timestamp types: Flink writes a timestamp's precision (``CAST(x AS TIMESTAMP(3))``,
 ``TIMESTAMP_LTZ(3)``, ``TIMESTAMP(3) WITH LOCAL TIME ZONE``); Spark's parser
 takes only its own microsecond type there (it reads ``TIMESTAMP(7..9)`` as a
 nanosecond type it does not enable, and refuses other precisions). After ``AS``
 (a CAST's target type) the gateway writes Spark's spelling: ``TIMESTAMP`` and
 ``TIMESTAMP_LTZ``; the values keep Spark's microseconds.
+
+Names: ``default_catalog.default_database``, Flink's names of the session's
+first catalog and database, is Spark's ``spark_catalog.default`` where it
+starts a name (``default_catalog.default_database.t``, ``SHOW TABLES FROM
+default_catalog.default_database``).
 """
 
 from __future__ import annotations
 
-from sparkgate.sql.lexer import Token, TokenKind, tokenize
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 
-__all__ = ["spark_type_spellings"]
+__all__ = ["spark_spellings"]
 
 _TIMESTAMPS = {"TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
 # What may follow TIMESTAMP(p), and the Spark type it makes.
@@ -29,15 +34,42 @@ def _words(tokens: list[Token], at: int, words: tuple[str, ...]) -> bool:
     )
 
 
-def spark_type_spellings(text: str) -> str:
+def _name(tok: Token) -> str | None:
+    if tok.kind is TokenKind.WORD:
+        return tok.text.lower()
+    if tok.kind is TokenKind.QUOTED_IDENTIFIER:
+        return unquote(tok).lower()
+    return None
+
+
+def _flink_prefix(tokens: list[Token], i: int) -> bool:
+    """``default_catalog . default_database`` starts a name at ``i``."""
+    found = tokens[i : i + 3]
+    return (
+        len(found) == 3
+        and _name(found[0]) == "default_catalog"
+        and found[1].kind is TokenKind.DOT
+        and _name(found[2]) == "default_database"
+        and (i == 0 or tokens[i - 1].kind is not TokenKind.DOT)
+    )
+
+
+def spark_spellings(text: str) -> str:
     """``text`` with each ``AS TIMESTAMP[_LTZ](p) [WITH LOCAL TIME ZONE | WITHOUT
-    TIME ZONE]`` written as Spark's type; anything else as it was."""
-    if "(" not in text or "TIMESTAMP" not in text.upper():
+    TIME ZONE]`` written as Spark's type and each ``default_catalog.default_database.``
+    prefix as ``spark_catalog.default.``; anything else as it was."""
+    upper = text.upper()
+    if ("(" not in text or "TIMESTAMP" not in upper) and "DEFAULT_CATALOG" not in upper:
         return text  # the common case: nothing to look at
     tokens = [t for t in tokenize(text) if not t.is_comment]
     pieces: list[str] = []
     last = 0
     for i, tok in enumerate(tokens):
+        if _flink_prefix(tokens, i):
+            pieces.append(text[last : tok.start])
+            pieces.append("spark_catalog.`default`")
+            last = tokens[i + 2].end
+            continue
         if tok.kind is not TokenKind.WORD or tok.upper not in _TIMESTAMPS:
             continue
         if i == 0 or not _words(tokens, i - 1, ("AS",)):
