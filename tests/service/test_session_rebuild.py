@@ -56,8 +56,13 @@ def test_properties_namespace_views_variables_and_connector_tables_come_back(
         # Replaced after w was made on it: w must still be made, then v replaced.
         "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 10 AS x",
         "CREATE TEMPORARY VIEW gone AS SELECT 1",
-        "DROP VIEW gone",
+        "DROP TEMPORARY VIEW gone",
         "CREATE TEMPORARY FUNCTION plus_one(x INT) RETURNS INT RETURN x + 1",
+        # Flink's forms: the first IF NOT EXISTS made it, the second changed nothing.
+        "CREATE TEMPORARY VIEW IF NOT EXISTS fv AS SELECT 2 AS z",
+        "CREATE TEMPORARY VIEW IF NOT EXISTS fv AS SELECT 3 AS z",
+        "CREATE TEMPORARY FUNCTION constant AS 'org.apache.hadoop.hive.ql.udf.UDFPI'",
+        "ALTER TEMPORARY FUNCTION constant AS 'org.apache.hadoop.hive.ql.udf.UDFE'",
         "DECLARE VARIABLE answer INT DEFAULT 1",
         "SET VARIABLE answer = 42",
         "CREATE TEMPORARY TABLE gen (id BIGINT) WITH ('connector' = 'datagen', "
@@ -73,6 +78,8 @@ def test_properties_namespace_views_variables_and_connector_tables_come_back(
         assert run(gateway, handle, "SELECT plus_one(answer)") == [(43,)]
         assert run(gateway, handle, "SELECT count(*) FROM gen") == [(4,)]
         assert run(gateway, handle, "SHOW VIEWS LIKE 'gone'") == []
+        assert run(gateway, handle, "SELECT * FROM fv") == [(2,)]
+        assert float(run(gateway, handle, "SELECT round(constant(), 3)")[0][0]) == 2.718
         assert run(gateway, handle, "SET 'spark.sql.shuffle.partitions'") == [
             ("spark.sql.shuffle.partitions", "3")
         ]

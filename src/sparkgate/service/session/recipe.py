@@ -59,6 +59,10 @@ class SessionRecipe:
             return
         self._steps[key] = RecipeStep(key, text, self.namespace)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether a statement that made the object ``key`` is kept."""
+        return key in self._steps
+
     def forget(self, key: str) -> None:
         """The object ``key`` was dropped."""
         self._steps.pop(key, None)

@@ -2,8 +2,9 @@
 
 Statements that make or drop session-local state in Spark are remembered,
 so a new engine can be given the same state: USE and SET CATALOG, temporary
-views and functions, session variables, SET TIME ZONE (all read from Spark's
-parsed plan), and the gateway's own temporary connector tables and ADD JAR.
+views and functions, session variables, SET TIME ZONE (read from Spark's
+parsed plan, or from the gateway's own forms of views and functions), and the
+gateway's own temporary connector tables and ADD JAR.
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from sparkgate.service.spark.plans import parse_statement
 from sparkgate.service.statements.kinds import (
     AddJar,
     ConnectorTableCreate,
+    CreateView,
+    DropFunction,
     DropTemporaryTable,
+    DropView,
+    FunctionDefinition,
     RemoveJar,
     SparkCommand,
     Statement,
     Use,
 )
+from sparkgate.sql.quoting import quote_identifier, quote_string
 
 __all__ = ["remember"]
 
@@ -37,7 +43,26 @@ def remember(session: Session, statement: Statement) -> None:
         recipe.record(f"jar:{statement.path}", statement.text)
     elif isinstance(statement, RemoveJar):
         recipe.forget(f"jar:{statement.path}")
-    elif isinstance(statement, SparkCommand):
+    elif isinstance(statement, CreateView):
+        key = f"view:{statement.name[-1].lower()}"
+        # A permanent view is the catalog's; IF NOT EXISTS of one kept changed nothing.
+        if statement.temporary and not (statement.if_not_exists and key in recipe):
+            recipe.record(key, statement.text)
+    elif isinstance(statement, DropView) and statement.temporary:
+        recipe.forget(f"view:{statement.name[-1].lower()}")
+    elif isinstance(statement, FunctionDefinition):
+        key = f"function:{statement.name[-1].lower()}"
+        unchanged = statement.guarded and not statement.alter and key in recipe
+        if statement.temporary and not unchanged:
+            text = statement.text
+            if statement.alter:  # made again as it now is, by a CREATE
+                name = quote_identifier(statement.name[-1])
+                text = f"CREATE TEMPORARY FUNCTION {name} AS {quote_string(statement.class_name)}"
+            recipe.record(key, text)
+    elif isinstance(statement, DropFunction):
+        if statement.temporary:
+            recipe.forget(f"function:{statement.name[-1].lower()}")
+    elif isinstance(statement, SparkCommand | DropView):  # Spark's DROP VIEW: a temporary one too
         plan = parse_statement(session.spark, statement.text)  # cached: parsed when it ran
         found = plan.session_object if plan is not None else None
         if found is None:
