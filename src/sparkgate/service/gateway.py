@@ -14,7 +14,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
@@ -923,8 +923,10 @@ class SparkGatewayService:
             operation.on_idle = lambda _op: self._persist(session)
         return operation
 
-    def _explain_failure(self, exc: BaseException) -> BaseException:
-        """A statement cut off by the engine's death fails with that cause, as a 503 to
+    def _explain_failure(
+        self, exc: BaseException, doing: str = "The statement did not complete"
+    ) -> BaseException:
+        """A call cut off by the engine's death fails with that cause, as a 503 to
         retry, not with the broken connection to the dead JVM."""
         if isinstance(exc, GatewayError) and not isinstance(exc, ExecutionError):
             return exc
@@ -932,15 +934,29 @@ class SparkGatewayService:
             return exc
         cause = self._watch.health.cause or self._engine_failure() or "it stopped"
         return EngineUnavailableError(
-            f"The statement did not complete: the Spark engine stopped ({cause}); "
-            "retry it once the engine is back."
+            f"{doing}: the Spark engine stopped ({cause}); retry it once the engine is back."
         )
+
+    @contextlib.contextmanager
+    def _engine_calls(self, doing: str) -> Iterator[None]:
+        """Calls into Spark whose failure may be the engine dying under them, before
+        the watch has seen it: then a 503 to retry, never a bare 500."""
+        try:
+            yield
+        except GatewayError:
+            raise
+        except Exception as exc:
+            explained = self._explain_failure(exc, doing)
+            if explained is exc:
+                raise
+            raise explained from exc
 
     # -- sessions --------------------------------------------------------------
     def open_session(self, environment: SessionEnvironment) -> SessionHandle:
         self._require_accepting()
         remember_secrets(environment.config)
-        session = self._sessions.open(environment)
+        with self._engine_calls("The session was not opened"):
+            session = self._sessions.open(environment)
         session.on_closed = self._closed_session
         self.audit.record(
             "session-opened",
@@ -1065,17 +1081,8 @@ class SparkGatewayService:
         try:
             self._check_length(statement)
             check_overlay(target, config)  # a bad typed value: a 400 naming its key, now
-            try:
-                kind = self._refuse_at_once(target, statement)
-            except GatewayError:
-                raise
-            except Exception as exc:
-                # The checks ask Spark: an engine that died under them, not yet seen by
-                # the watch, is a 503 to retry, never a bare 500.
-                explained = self._explain_failure(exc)
-                if explained is exc:
-                    raise
-                raise explained from exc
+            with self._engine_calls("The statement was not submitted"):
+                kind = self._refuse_at_once(target, statement)  # the checks ask Spark
         except GatewayError as exc:
             self.audit.statement(statement, outcome="REFUSED", error=_first_line(exc), **who)
             raise
