@@ -90,6 +90,12 @@ def _outside_statements(tree: Tree, table: str) -> list[tuple[str, str]]:
             f"'path' = '{out}/fs', 'format' = 'csv')",
             f"{out}/fs",
         ),
+        (f"CREATE VIEW {table}_fv AS SELECT * FROM text.`{secret}`", str(secret)),
+        (f"EXPLAIN SELECT * FROM text.`{secret}`", str(secret)),
+        (
+            f"CREATE TEMPORARY SYSTEM FUNCTION {table}_sf AS 'x.Y' USING JAR '{out}/lib.jar'",
+            f"{out}/lib.jar",
+        ),
         (f"EXECUTE PLAN '{out}/plan.json'", f"{out}/plan.json"),
         (f"COMPILE PLAN '{out}/plan.json' FOR INSERT INTO {table} SELECT 1", f"{out}/plan.json"),
     ]

@@ -42,7 +42,8 @@ def test_a_statement_checked_in_the_window_is_a_503(
         monkeypatch.setattr(service, "_owns_spark", True)
         monkeypatch.setattr(service, "_engine_alive", lambda: False)
         monkeypatch.setattr(service, "_refuse_at_once", _refused)
-        with pytest.raises(EngineUnavailableError, match="The statement was not submitted: the Spark engine stopped"):
+        expected = "The statement was not submitted: the Spark engine stopped"
+        with pytest.raises(EngineUnavailableError, match=expected):
             service.execute_statement(session, "SELECT 1")
     finally:
         monkeypatch.undo()

@@ -56,6 +56,20 @@ def harmful(tmp: Path) -> list[tuple[str, str, Path]]:
             "'org.apache.hadoop.hive.ql.udf.generic.GenericUDFReflect'",
             tmp,
         ),
+        # Flink's forms hold the same: a function, a view's query, what EXPLAIN explains.
+        (
+            "reflection",
+            "CREATE TEMPORARY SYSTEM FUNCTION r2 AS "
+            "'org.apache.hadoop.hive.ql.udf.generic.GenericUDFReflect' LANGUAGE JAVA",
+            tmp,
+        ),
+        ("reflection", "CREATE VIEW rv AS SELECT reflect('java.lang.System', 'exit', 3)", tmp),
+        (
+            "reflection",
+            "CREATE TEMPORARY VIEW IF NOT EXISTS rv2 AS SELECT java_method('a.B', 'c') AS x",
+            tmp,
+        ),
+        ("reflection", "EXPLAIN SELECT reflect('java.lang.System', 'exit', 3)", tmp),
         ("insert-directory", f"INSERT OVERWRITE LOCAL DIRECTORY '{kept}' SELECT 1", kept),
         (
             "insert-directory",

@@ -21,8 +21,10 @@ from sparkgate.service.statements import handlers
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers import statement_set
 from sparkgate.service.statements.kinds import (
+    CreateView,
     Dml,
     EndStatementSet,
+    FunctionDefinition,
     MetadataQuery,
     SparkCommand,
     SparkQuery,
@@ -30,7 +32,7 @@ from sparkgate.service.statements.kinds import (
     TableAsSelect,
 )
 from sparkgate.service.statements.parse_limit import NO_LIMIT, ParseLimit
-from sparkgate.service.statements.paths import paths_of
+from sparkgate.service.statements.paths import inner_statements, paths_of
 from sparkgate.service.statements.registry import Registry
 from sparkgate.service.statements.remembered import remember
 
@@ -79,12 +81,22 @@ def host_refusal(session: Session, statement: Statement) -> str | None:
 
 
 def _host_statement(session: Session, statement: Statement) -> str | None:
-    if not isinstance(statement, _SPARK_TEXT) or isinstance(statement, MetadataQuery):
-        return None
     allowed = session.host_statements
     if len(allowed) == len(HOST_STATEMENTS):
         return None
-    plan = parse_spark_statement(session.spark, statement.text)
+    for inner in inner_statements(statement):  # what an EXPLAIN or a statement set holds
+        message = _host_statement(session, inner)
+        if message is not None:
+            return message
+    if isinstance(statement, CreateView):  # the view's query runs whenever it is read
+        text = statement.query
+    elif isinstance(statement, FunctionDefinition):
+        text = statement.spark_text
+    elif isinstance(statement, _SPARK_TEXT) and not isinstance(statement, MetadataQuery):
+        text = statement.text
+    else:
+        return None
+    plan = parse_spark_statement(session.spark, text)
     return refusal(plan.host_statements, allowed) if plan is not None else None
 
 

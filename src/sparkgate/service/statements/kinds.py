@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from sparkgate.service.materialized.definition import Freshness
+from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
     from sparkgate.service.streaming.alter import TableAlteration
@@ -525,6 +526,13 @@ class FunctionDefinition(_ConfiguresSession):
     guarded: bool = False
     language: str = "JAVA"
     jars: tuple[str, ...] = ()
+
+    @property
+    def spark_text(self) -> str:
+        """Spark's ``CREATE [TEMPORARY] FUNCTION`` of it: what the host checks read."""
+        temporary = "TEMPORARY " if self.temporary else ""
+        name = ".".join(quote_identifier(part) for part in self.name)
+        return f"CREATE {temporary}FUNCTION {name} AS {quote_string(self.class_name)}"
 
 
 @dataclass(frozen=True)

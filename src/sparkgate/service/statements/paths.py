@@ -21,9 +21,13 @@ from sparkgate.service.statements.kinds import (
     CompilePlan,
     ConnectorTableCreate,
     CreateMaterializedTable,
+    CreateView,
     Dml,
     ExecutePlan,
+    ExecuteStatementSet,
+    Explain,
     ExplainPlan,
+    FunctionDefinition,
     SparkCommand,
     SparkQuery,
     Statement,
@@ -70,4 +74,19 @@ def paths_of(spark: SparkSession, statement: Statement) -> tuple[PathUse, ...]:
         return found
     if isinstance(statement, ExecutePlan | ExplainPlan):
         return _plan_file(statement.uri)
+    if isinstance(statement, CreateView):
+        return statement_paths(spark, statement.query)
+    if isinstance(statement, FunctionDefinition):
+        return tuple(PathUse(jar, "a function's jar") for jar in statement.jars)
+    if isinstance(statement, Explain | ExecuteStatementSet):
+        return tuple(use for inner in inner_statements(statement) for use in paths_of(spark, inner))
+    return ()
+
+
+def inner_statements(statement: Statement) -> tuple[Statement, ...]:
+    """The statements an EXPLAIN or a statement set holds (checked as themselves)."""
+    if isinstance(statement, Explain):
+        return (statement.statement,)
+    if isinstance(statement, ExecuteStatementSet):
+        return statement.statements
     return ()
