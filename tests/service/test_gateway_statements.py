@@ -120,7 +120,7 @@ def test_invalid_sql_fails_with_cause_chain_and_error_class(
     [
         # A Java exception pyspark does not convert: its message, not py4j's
         # "An error occurred while calling o31.sql."
-        ("SELECT CAST('x' AS TIMESTAMP_LTZ(3))", "[INVALID_TIMESTAMP_PRECISION]"),
+        ("SELECT CAST('x' AS TIMESTAMP_LTZ(12))", "[INVALID_TIMESTAMP_PRECISION]"),
         # A parse error whose message starts with a line break.
         ("SELECT 1 ORDER BY 1 SORT BY 1", "[UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES]"),
     ],
