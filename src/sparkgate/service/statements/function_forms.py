@@ -34,9 +34,9 @@ def parse_function_statement(cursor: Cursor, text: str, first: str) -> k.Stateme
 def _function(
     cursor: Cursor, text: str, verb: str, temporary: bool, system: bool
 ) -> k.Statement | None:
-    guard = cursor.accept("IF", "NOT", "EXISTS") if verb == "CREATE" else False
-    if verb != "CREATE":
-        guard = cursor.accept("IF", "EXISTS")
+    guard = (
+        cursor.accept("IF", "NOT", "EXISTS") if verb == "CREATE" else cursor.accept("IF", "EXISTS")
+    )
     tok = cursor.peek()
     if tok is None or tok.kind not in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER):
         return None
