@@ -5,6 +5,7 @@ its streaming job (from its checkpoint, each row once)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -77,6 +78,42 @@ def test_the_other_gateway_takes_over_sessions_and_jobs(
         assert run(b, handle, "SELECT n FROM seven") == [(7,)]
         assert b.describe_job(job_id).status is JobStatus.RUNNING
         assert wait_for_rows(b, handle, sink, rows) == (rows, rows)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_call_during_a_take_over_waits_for_the_session(
+    spark: SparkSession,
+    postgres: PostgresServer,
+    state_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The records are the taker's before its sessions are made again: a call in that
+    moment waits for them instead of finding no session."""
+    common = {"sql-gateway.state.url": state_url, "sql-gateway.state.lease": "2 s"}
+    a = make_service(spark, **common, **{"sql-gateway.data-dir": str(tmp_path / "a")})
+    b = make_service(spark, **common, **{"sql-gateway.data-dir": str(tmp_path / "b")})
+    try:
+        handle = a.open_session(SessionEnvironment(session_name="slow"))
+        run(a, handle, "SET 'k' = 'v'")
+        restoring = threading.Event()
+        restore = b._restore
+
+        def slowly(image: object) -> None:
+            restoring.set()
+            time.sleep(2)
+            restore(image)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(b, "_restore", slowly)
+        a.stop()
+        taking = threading.Thread(target=b._take_over, args=(a.gateway_id,))
+        taking.start()
+        assert restoring.wait(30)
+        assert b.session_owner(handle) is None
+        assert b.get_session_config(handle)["k"] == "v"
+        taking.join(30)
     finally:
         a.stop()
         b.stop()

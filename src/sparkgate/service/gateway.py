@@ -678,8 +678,12 @@ class SparkGatewayService:
             return None
         try:
             owner = self._state.owner_of("sessions", session.identifier.hex)
-            if owner is None or owner == self.gateway_id:
+            if owner is None:
                 return None
+            if owner == self.gateway_id:
+                # Taken over from an ended gateway, perhaps still being made again here.
+                with self._takeover_lock:
+                    return None
             url = self._peers.url_of(owner)
         except Exception as exc:
             raise EngineUnavailableError(

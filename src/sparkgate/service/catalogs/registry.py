@@ -127,8 +127,10 @@ class CatalogRegistry:
     def sync(self, spark: SparkSession) -> None:
         """Follow a store other gateways of the service write too (a state database):
         catalogs they created, altered or dropped are so here, in every open session."""
-        stored = {d.name: d for d in self._store.load()}
         with self._lock:
+            # Read under the lock: a snapshot taken before this gateway's own CREATE
+            # would make the new catalog look dropped by another gateway.
+            stored = {d.name: d for d in self._store.load()}
             for name in [n for n in self._definitions if n not in stored]:
                 old = self._options.pop(name, {})
                 del self._definitions[name]
