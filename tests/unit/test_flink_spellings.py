@@ -33,6 +33,20 @@ from sparkgate.sql.flink_spellings import spark_spellings
             "CREATE TABLE `default_catalog`.`default_database`.`t` (a INT) WITH ('k' = 'v')",
             "CREATE TABLE spark_catalog.`default`.`t` (a INT) WITH ('k' = 'v')",
         ),
+        (
+            "SELECT TO_TIMESTAMP_LTZ(1700000000123, 3) AS t",
+            "SELECT timestamp_millis(1700000000123) AS t",
+        ),
+        ("SELECT to_timestamp_ltz(s, 0) FROM t", "SELECT timestamp_seconds(s) FROM t"),
+        ("SELECT TO_TIMESTAMP_LTZ(-5)", "SELECT timestamp_millis(-5)"),  # default: 3
+        (
+            "SELECT TO_TIMESTAMP_LTZ(abs(x) * 1000, 3), TO_TIMESTAMP_LTZ(y, 0)",
+            "SELECT timestamp_millis(abs(x) * 1000), timestamp_seconds(y)",
+        ),
+        (
+            "SELECT TO_TIMESTAMP_LTZ(CAST(s AS TIMESTAMP(3)), 3)",
+            "SELECT timestamp_millis(CAST(s AS TIMESTAMP))",
+        ),
     ],
 )
 def test_flinks_precisions_become_sparks_type(flink: str, spark: str) -> None:
@@ -51,6 +65,10 @@ def test_flinks_precisions_become_sparks_type(flink: str, spark: str) -> None:
         "SELECT x.default_catalog.default_database.y",
         "SELECT 'default_catalog.default_database.t'",
         "USE default_database",  # a database of that name may well exist
+        "SELECT TO_TIMESTAMP_LTZ('2024-01-01 10:00:00')",  # a string: Spark's, as Flink's
+        "SELECT TO_TIMESTAMP_LTZ(s)",  # a column of unknown type: Spark's
+        "SELECT TO_TIMESTAMP_LTZ(1, 6)",  # Flink takes 0 or 3 only
+        "SELECT my.TO_TIMESTAMP_LTZ(1, 3)",  # somebody's own function
     ],
 )
 def test_anything_else_is_left_as_written(untouched: str) -> None:

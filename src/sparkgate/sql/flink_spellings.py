@@ -7,6 +7,12 @@ nanosecond type it does not enable, and refuses other precisions). After ``AS``
 (a CAST's target type) the gateway writes Spark's spelling: ``TIMESTAMP`` and
 ``TIMESTAMP_LTZ``; the values keep Spark's microseconds.
 
+``TO_TIMESTAMP_LTZ(n, 0|3)`` and ``TO_TIMESTAMP_LTZ(<number>)`` (epoch seconds or
+milliseconds) are Spark's ``timestamp_seconds(n)`` / ``timestamp_millis(n)``:
+Spark's ``to_timestamp_ltz`` takes a format second and reads a number as seconds.
+A one-argument call on anything but a number literal is Spark's (a string is
+parsed, as in Flink).
+
 Names: ``default_catalog.default_database``, Flink's names of the session's
 first catalog and database, is Spark's ``spark_catalog.default`` where it
 starts a name (``default_catalog.default_database.t``, ``SHOW TABLES FROM
@@ -54,6 +60,62 @@ def _flink_prefix(tokens: list[Token], i: int) -> bool:
     )
 
 
+# TO_TIMESTAMP_LTZ's precision -> Spark's function of epoch seconds / milliseconds.
+_EPOCH_FUNCTIONS = {"0": "timestamp_seconds", "3": "timestamp_millis"}
+
+
+def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int] | None:
+    """The top-level arguments of the call whose ``(`` is ``tokens[i]``, and the
+    index of its ``)``; None when it does not close."""
+    depth, args, current = 0, [], []
+    for j in range(i, len(tokens)):
+        tok = tokens[j]
+        if tok.kind is TokenKind.LPAREN:
+            depth += 1
+            if depth == 1:
+                continue
+        elif tok.kind is TokenKind.RPAREN:
+            depth -= 1
+            if depth == 0:
+                args.append(current)
+                return args, j
+        elif tok.kind is TokenKind.COMMA and depth == 1:
+            args.append(current)
+            current = []
+            continue
+        current.append(tok)
+    return None
+
+
+def _epoch_call(tokens: list[Token], i: int) -> tuple[str, list[Token], int] | None:
+    """For ``TO_TIMESTAMP_LTZ(n, p)`` at ``i``: Spark's function, the tokens of ``n``
+    and the index of the call's ``)``, when Spark's own function would read it otherwise."""
+    if i + 1 >= len(tokens) or tokens[i + 1].kind is not TokenKind.LPAREN:
+        return None
+    if i > 0 and tokens[i - 1].kind is TokenKind.DOT:
+        return None  # a qualified name: somebody's own function
+    found = _arguments(tokens, i + 1)
+    if found is None or not found[0][0]:
+        return None
+    args, close = found
+    value = args[0]
+    if len(args) == 2 and len(args[1]) == 1 and args[1][0].text in _EPOCH_FUNCTIONS:
+        function = _EPOCH_FUNCTIONS[args[1][0].text]
+    elif len(args) == 1 and _number(value):
+        function = _EPOCH_FUNCTIONS["3"]  # Flink's default precision: milliseconds
+    else:
+        return None
+    return function, value, close
+
+
+def _number(tokens: list[Token]) -> bool:
+    """A number literal, perhaps negative."""
+    kinds = [t.kind for t in tokens]
+    return kinds == [TokenKind.NUMBER] or (
+        kinds == [TokenKind.OPERATOR, TokenKind.NUMBER] and tokens[0].text == "-"
+    )
+
+
 def spark_spellings(text: str) -> str:
     """``text`` with each ``AS TIMESTAMP[_LTZ](p) [WITH LOCAL TIME ZONE | WITHOUT
     TIME ZONE]`` written as Spark's type and each ``default_catalog.default_database.``
@@ -64,11 +126,24 @@ def spark_spellings(text: str) -> str:
     tokens = [t for t in tokenize(text) if not t.is_comment]
     pieces: list[str] = []
     last = 0
+    skip_to = -1  # the ``)`` of a call rewritten whole
     for i, tok in enumerate(tokens):
+        if i <= skip_to:
+            continue
         if _flink_prefix(tokens, i):
             pieces.append(text[last : tok.start])
             pieces.append("spark_catalog.`default`")
             last = tokens[i + 2].end
+            continue
+        if tok.kind is TokenKind.WORD and tok.upper == "TO_TIMESTAMP_LTZ":
+            epoch = _epoch_call(tokens, i)
+            if epoch is not None:
+                function, value, close = epoch
+                inner = text[value[0].start : value[-1].end]
+                pieces.append(text[last : tok.start])
+                pieces.append(f"{function}({spark_spellings(inner)})")
+                last = tokens[close].end
+                skip_to = close
             continue
         if tok.kind is not TokenKind.WORD or tok.upper not in _TIMESTAMPS:
             continue
