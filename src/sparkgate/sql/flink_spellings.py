@@ -67,7 +67,9 @@ _EPOCH_FUNCTIONS = {"0": "timestamp_seconds", "3": "timestamp_millis"}
 def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int] | None:
     """The top-level arguments of the call whose ``(`` is ``tokens[i]``, and the
     index of its ``)``; None when it does not close."""
-    depth, args, current = 0, [], []
+    depth = 0
+    args: list[list[Token]] = []
+    current: list[Token] = []
     for j in range(i, len(tokens)):
         tok = tokens[j]
         if tok.kind is TokenKind.LPAREN:
