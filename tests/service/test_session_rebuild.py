@@ -17,12 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkgate.api.errors import SessionNotFoundError
+from sparkgate.api.errors import ExecutionError, SessionNotFoundError
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.session.recipe import MAX_STEPS, SessionRecipe
 
 from .conftest import make_service, run, unique_name
+from .test_modules import PI, Factory
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +91,35 @@ def test_properties_namespace_views_variables_and_connector_tables_come_back(
     finally:
         gateway.close_session(handle)
         run_in_new(gateway, f"DROP DATABASE {database} CASCADE")
+
+
+def test_modules_and_their_functions_come_back(gateway: SparkGatewayService) -> None:
+    factories = gateway._module_factories  # a plug-in, as an entry point gives it
+    factories["circle"] = Factory({"constant": PI})
+    handle = gateway.open_session(SessionEnvironment())
+    try:
+        for statement in (
+            "LOAD MODULE hive",
+            "LOAD MODULE circle",
+            "USE MODULES circle, core, hive",
+            "UNLOAD MODULE hive",
+        ):
+            run(gateway, handle, statement)
+        rebuild(gateway, handle)
+        assert run(gateway, handle, "SHOW FULL MODULES") == [("circle", True), ("core", True)]
+        assert float(run(gateway, handle, "SELECT round(constant(), 5)")[0][0]) == 3.14159
+        run(gateway, handle, "UNLOAD MODULE core")
+        rebuild(gateway, handle)
+        assert run(gateway, handle, "SHOW FULL MODULES") == [("circle", True)]
+        run(gateway, handle, "LOAD MODULE core")
+        run(gateway, handle, "USE MODULES core")
+        rebuild(gateway, handle)
+        assert run(gateway, handle, "SHOW FULL MODULES") == [("core", True), ("circle", False)]
+        with pytest.raises(ExecutionError, match="UNRESOLVED_ROUTINE"):
+            run(gateway, handle, "SELECT constant()")
+    finally:
+        gateway.close_session(handle)
+        del factories["circle"]
 
 
 def run_in_new(service: SparkGatewayService, statement: str) -> None:

@@ -80,7 +80,7 @@ from sparkgate.service.materialized.manager import (
 )
 from sparkgate.service.materialized.schedulers import load_workflow_scheduler
 from sparkgate.service.metrics import GatewayMetrics, LiveState
-from sparkgate.service.modules import load_module_factories
+from sparkgate.service.modules import SessionModules, load_module_factories
 from sparkgate.service.operation.manager import OperationManager, UserStatements
 from sparkgate.service.operation.operation import Execution, Executor, Operation
 from sparkgate.service.operation.oplog import OperationLogHandler
@@ -733,6 +733,8 @@ class SparkGatewayService:
     def _replay(self, session: Session, recipe: SessionRecipe) -> None:
         """Run ``recipe``'s statements again; one that fails (it needs an object made
         after it) gets another pass, until a pass makes no progress."""
+        # Its modules are made again by the recipe's module statements, from the start.
+        session.context.modules = SessionModules()
         pending = recipe.steps
         while pending:
             failed: list[tuple[RecipeStep, GatewayError]] = []

@@ -3,12 +3,15 @@
 Statements that make or drop session-local state in Spark are remembered,
 so a new engine can be given the same state: USE and SET CATALOG, temporary
 views and functions, session variables, SET TIME ZONE (read from Spark's
-parsed plan, or from the gateway's own forms of views and functions), and the
-gateway's own temporary connector tables and ADD JAR.
+parsed plan, or from the gateway's own forms of views and functions), the
+gateway's own temporary connector tables and ADD JAR, and the modules loaded
+and in use (their functions are temporary functions of the Spark session).
 """
 
 from __future__ import annotations
 
+from sparkgate.service.modules import SessionModules
+from sparkgate.service.session.recipe import SessionRecipe
 from sparkgate.service.session.session import Session
 from sparkgate.service.spark.plans import parse_statement
 from sparkgate.service.statements.kinds import (
@@ -19,10 +22,13 @@ from sparkgate.service.statements.kinds import (
     DropTemporaryTable,
     DropView,
     FunctionDefinition,
+    LoadModule,
     RemoveJar,
     SparkCommand,
     Statement,
+    UnloadModule,
     Use,
+    UseModules,
 )
 from sparkgate.sql.quoting import quote_identifier, quote_string
 
@@ -62,6 +68,8 @@ def remember(session: Session, statement: Statement) -> None:
     elif isinstance(statement, DropFunction):
         if statement.temporary:
             recipe.forget(f"function:{statement.name[-1].lower()}")
+    elif isinstance(statement, LoadModule | UnloadModule | UseModules):
+        _remember_modules(recipe, statement, session.context.modules)
     elif isinstance(statement, SparkCommand | DropView):  # Spark's DROP VIEW: a temporary one too
         plan = parse_statement(session.spark, statement.text)  # cached: parsed when it ran
         found = plan.session_object if plan is not None else None
@@ -71,3 +79,21 @@ def remember(session: Session, statement: Statement) -> None:
             recipe.record(found.key, statement.text)
         else:
             recipe.forget(found.key)
+
+
+def _remember_modules(
+    recipe: SessionRecipe, statement: LoadModule | UnloadModule | UseModules, now: SessionModules
+) -> None:
+    """A session starts with ``core``: a LOAD is kept until its module is unloaded,
+    an UNLOAD of a module the session started with until it is loaded again; then
+    the use order as it now is, last."""
+    if isinstance(statement, LoadModule | UnloadModule):
+        key = f"module:{statement.name}"
+        if key in recipe:
+            recipe.forget(key)
+        else:
+            recipe.record(key, statement.text)
+    recipe.forget("modules:used")
+    if now.used:
+        names = ", ".join(quote_identifier(name) for name in now.used)
+        recipe.record("modules:used", f"USE MODULES {names}")
