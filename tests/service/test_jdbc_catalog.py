@@ -56,7 +56,7 @@ def test_postgres_catalog_round_trip_and_restart(
 
         shown = run(service, session, f"SHOW CREATE CATALOG {name}")[0][0]
         described = run(service, session, f"DESCRIBE CATALOG EXTENDED {name}")
-        assert "'password' = '******'" in shown
+        assert "'password' = '****'" in shown
         assert ("option:password", "******") in described
         assert ("option:username", postgres.user) in described
         run(service, session, "USE CATALOG spark_catalog")

@@ -154,7 +154,7 @@ def test_flink_session_show_create_connector_table(
         (
             f"CREATE TABLE `spark_catalog`.`{database}`.`gen` (\n"
             "  `id` INT NOT NULL,\n"
-            "  `name` STRING,\n"
+            "  `name` VARCHAR(2147483647),\n"
             "  `ts` AS PROCTIME(),\n"
             "  CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED\n"
             ")\n"
@@ -247,6 +247,6 @@ def test_show_create_masks_secrets() -> None:
     assert definition is not None
     text = flink_ddl(definition)
     assert "p4ss" not in text
-    assert "  'password' = '******'" in text
-    assert "  'properties.sasl.jaas.config' = '******'" in text
+    assert "  'password' = '****'" in text
+    assert "  'properties.sasl.jaas.config' = '****'" in text
     assert "  'username' = 'u'" in text

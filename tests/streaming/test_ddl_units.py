@@ -15,6 +15,20 @@ from sparkgate.service.streaming.ddl import Column, Watermark, parse_connector_t
 INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
 
 
+@pytest.mark.parametrize(
+    ("written", "printed"),
+    [
+        ("ts - INTERVAL '1' SECONDS", "`ts` - INTERVAL '1' SECOND"),
+        ("`ts` - interval '5' minute", "`ts` - INTERVAL '5' MINUTE"),
+        ("ts", "`ts`"),
+        ("ts - INTERVAL '0.5' SECOND", "`ts` - INTERVAL '0.5' SECOND"),
+        ("ts - INTERVAL '1' SECOND(3)", "ts - INTERVAL '1' SECOND(3)"),  # unread: as written
+    ],
+)
+def test_a_watermark_prints_as_flink_prints_it(written: str, printed: str) -> None:
+    assert Watermark("ts", written).flink_text == printed
+
+
 def test_flink_ddl_is_parsed_with_computed_columns_and_watermark() -> None:
     parsed = parse_connector_table(
         "CREATE TABLE IF NOT EXISTS db.clicks (\n"
@@ -30,7 +44,7 @@ def test_flink_ddl_is_parsed_with_computed_columns_and_watermark() -> None:
     assert parsed.name == ("db", "clicks")
     assert parsed.if_not_exists
     assert parsed.columns == (
-        Column("user_id", "BIGINT"),
+        Column("user_id", "BIGINT", not_null=True),
         Column("url", "VARCHAR(100)"),
         Column("ts", "TIMESTAMP(3)"),
         Column("pt", expression="PROCTIME()"),

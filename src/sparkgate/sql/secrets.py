@@ -28,6 +28,7 @@ __all__ = [
     "HIDDEN",
     "REDACTION_REGEX_KEY",
     "SENSITIVE_KEYS",
+    "SHOWN_HIDDEN",
     "SPARK_REDACTION_REGEX",
     "configure_redaction",
     "forget_secret_values",
@@ -54,6 +55,8 @@ SENSITIVE_KEYS = (
     "http-headers",
 )
 HIDDEN = "******"
+#: What Flink's SHOW CREATE TABLE / CATALOG print for a secret option's value.
+SHOWN_HIDDEN = "****"
 # Spark's option naming its secret keys (a key it matches, searched as Java's
 # find() does, is secret), and its default (Spark 4.3's SECRET_REDACTION_PATTERN).
 REDACTION_REGEX_KEY = "spark.redaction.regex"
@@ -192,14 +195,14 @@ def forget_secret_values() -> None:
         _values = ()
 
 
-def masked_options(options: Mapping[str, str]) -> dict[str, str]:
-    """``options`` with the values of secret keys replaced by :data:`HIDDEN`
-    (and those values remembered, see :func:`remember_secret`)."""
+def masked_options(options: Mapping[str, str], mask: str = HIDDEN) -> dict[str, str]:
+    """``options`` with the values of secret keys replaced by ``mask`` (and those
+    values remembered, see :func:`remember_secret`)."""
     shown = {}
     for key, value in options.items():
         if is_sensitive(key):
             remember_secret(value)
-            shown[key] = HIDDEN
+            shown[key] = mask
         else:
             shown[key] = value
     return shown

@@ -38,7 +38,7 @@ SHOW COLUMNS FROM q_alt;
 | c3 | STRING | TRUE | NULL | NULL | NULL |
 | amount | INT | TRUE | NULL | NULL | NULL |
 | c2 | BIGINT | TRUE | NULL | NULL | NULL |
-| ts | TIMESTAMP(3) *ROWTIME* | TRUE | NULL | NULL | ts - INTERVAL '1' SECOND |
+| ts | TIMESTAMP(3) *ROWTIME* | TRUE | NULL | NULL | `ts` - INTERVAL '1' SECOND |
 | c4 | INT | TRUE | NULL | AS amount * 2 | NULL |
 
 ALTER TABLE q_alt DROP (c2, c3, c4);
@@ -65,14 +65,25 @@ ALTER TABLE q_alt RENAME amount TO amt;
 ALTER TABLE q_alt RESET ('number-of-rows');
 !ok
 
+ALTER TABLE q_alt RESET ();
+!error ALTER TABLE RESET does not support empty key
+
+ALTER TABLE q_alt ADD note STRING NOT NULL;
+!ok
+
+SHOW COLUMNS FROM q_alt LIKE 'note';
+| name | type | null | key | extras | watermark |
+| note | STRING | FALSE | NULL | NULL | NULL |
+
 SHOW CREATE TABLE q_alt;
 !text
 CREATE TABLE `spark_catalog`.`default`.`q_alt` (
   `user_id` BIGINT,
-  `product` STRING NOT NULL,
+  `product` VARCHAR(2147483647) NOT NULL,
   `amt` INT,
   `ts` TIMESTAMP(3),
-  WATERMARK FOR `ts` AS ts - INTERVAL '5' SECOND,
+  `note` VARCHAR(2147483647) NOT NULL,
+  WATERMARK FOR `ts` AS `ts` - INTERVAL '5' SECOND,
   CONSTRAINT `PK_product` PRIMARY KEY (`product`) NOT ENFORCED
 )
 WITH (

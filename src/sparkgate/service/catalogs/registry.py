@@ -90,6 +90,15 @@ class CatalogRegistry:
             catalog_type = self._types.get(definition.type)
         return catalog_type.default_namespace(definition) if catalog_type else None
 
+    def hidden_namespaces(self, name: str) -> frozenset[str]:
+        """Namespaces of catalog ``name`` that its store holds for itself (not listed)."""
+        with self._lock:
+            definition = self._definitions.get(name)
+            catalog_type = self._types.get(definition.type) if definition else None
+        # Optional: a catalog type (a plug-in too) that has none need not say so.
+        hidden: object = getattr(catalog_type, "hidden_namespaces", frozenset())
+        return hidden if isinstance(hidden, frozenset) else frozenset()
+
     # -- sessions --------------------------------------------------------------
     def load(self, spark: SparkSession) -> None:
         """Register the store's catalogs (at start: no connection is tried here,

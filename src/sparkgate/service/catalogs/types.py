@@ -157,11 +157,29 @@ class GenericInMemoryCatalogType:
 
     Spark ships no in-memory V2 catalog, so this is Spark's ``JDBCTableCatalog``
     over an in-memory Apache Derby database (Derby comes with Spark). It has a
-    ``default`` database; columns are atomic types only (no ARRAY, MAP, ROW).
+    ``default`` database (or the one its ``default-database`` option names);
+    columns are atomic types only (no ARRAY, MAP, ROW).
     """
 
     _DRIVER = DRIVERS["derby"]
     DEFAULT_DATABASE = "default"
+    DEFAULT_DATABASE_KEY = "default-database"
+    #: Derby's own schemas, which no user of the catalog made (not listed).
+    hidden_namespaces = frozenset(
+        {
+            "APP",
+            "NULLID",
+            "SQLJ",
+            "SYS",
+            "SYSCAT",
+            "SYSCS_DIAG",
+            "SYSCS_UTIL",
+            "SYSFUN",
+            "SYSIBM",
+            "SYSPROC",
+            "SYSSTAT",
+        }
+    )
 
     def __init__(self) -> None:
         # One Derby database per catalog, unique per gateway: another gateway in
@@ -173,15 +191,15 @@ class GenericInMemoryCatalogType:
         return f"jdbc:derby:memory:{database}"
 
     def spark_options(self, definition: CatalogDefinition) -> dict[str, str]:
-        _check_options(definition, (), ())
+        _check_options(definition, (), (self.DEFAULT_DATABASE_KEY,))
         url = f"{self._url(definition.name)};create=true"
         return {"": JDBC_TABLE_CATALOG, "url": url, "driver": self._DRIVER}
 
-    def default_namespace(self, definition: CatalogDefinition) -> str | None:
-        return self.DEFAULT_DATABASE
+    def default_namespace(self, definition: CatalogDefinition) -> str:
+        return definition.options.get(self.DEFAULT_DATABASE_KEY) or self.DEFAULT_DATABASE
 
     def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
-        namespace = f"{quote(definition.name)}.{quote(self.DEFAULT_DATABASE)}"
+        namespace = f"{quote(definition.name)}.{quote(self.default_namespace(definition))}"
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}").collect()
 
     def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:

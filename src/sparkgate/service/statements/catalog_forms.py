@@ -4,6 +4,7 @@ CURRENT CATALOG`` are parsed with the other USE and SHOW forms."""
 
 from __future__ import annotations
 
+from sparkgate.api.errors import SqlParseError
 from sparkgate.service.statements import kinds as k
 from sparkgate.service.statements.cursor import Cursor
 from sparkgate.sql.lexer import TokenKind, unquote
@@ -65,6 +66,9 @@ def _parse_alter_catalog(cursor: Cursor, text: str) -> k.AlterCatalog:
         return k.AlterCatalog(text, name, set_options=options)
     if cursor.accept("RESET"):
         cursor.expect(TokenKind.LPAREN, "'('")
+        close = cursor.peek()
+        if close is not None and close.kind is TokenKind.RPAREN:
+            raise SqlParseError("ALTER CATALOG RESET does not support empty key")
         keys: list[str] = []
         while True:
             keys.append(cursor.option_key())

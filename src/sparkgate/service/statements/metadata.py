@@ -18,6 +18,7 @@ them, SHOW VIEWS does not, SHOW CREATE TABLE prints the DDL the user wrote
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,7 @@ from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, masked_options
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.resolve import lookup
+from sparkgate.sql.secrets import SHOWN_HIDDEN
 
 if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
@@ -127,7 +129,11 @@ def show_databases(session: Session, statement: ShowDatabases) -> Execution | No
     if statement.catalog:
         listing += f" IN {quote_name(statement.catalog)}"
     _, rows = _collect(session, listing)
-    return _listing("database name", [str(row[0]) for row in rows], statement.like)
+    registry = session.context.catalogs
+    catalog = statement.catalog[0] if statement.catalog else session.spark.catalog.currentCatalog()
+    hidden = registry.hidden_namespaces(catalog) if registry is not None else frozenset()
+    names = [str(row[0]) for row in rows if str(row[0]) not in hidden]
+    return _listing("database name", names, statement.like)
 
 
 def show_functions(session: Session, statement: ShowFunctions) -> Execution | None:
@@ -321,14 +327,15 @@ def flink_ddl(definition: TableDefinition) -> str:
             source = (
                 "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
             )
-            lines.append(f"  {name} {_type_text(column.type)} METADATA{source}")
+            lines.append(f"  {name} {_ddl_type_text(column.type)} METADATA{source}")
         else:
             # Key columns are NOT NULL (Flink adds it; the stored type lacks it).
-            in_key = column.name.lower() in keys
-            lines.append(f"  {name} {_type_text(column.type)}{' NOT NULL' if in_key else ''}")
+            not_null = column.not_null or column.name.lower() in keys
+            not_null_text = " NOT NULL" if not_null else ""
+            lines.append(f"  {name} {_ddl_type_text(column.type)}{not_null_text}")
     if definition.watermark is not None:
         mark = definition.watermark
-        lines.append(f"  WATERMARK FOR {quote_name((mark.column,))} AS {mark.expression}")
+        lines.append(f"  WATERMARK FOR {quote_name((mark.column,))} AS {mark.flink_text}")
     if definition.primary_key:
         listed = ", ".join(quote_name((k,)) for k in definition.primary_key)
         constraint = quote_name(("PK_" + "_".join(definition.primary_key),))
@@ -341,7 +348,7 @@ def flink_ddl(definition: TableDefinition) -> str:
     if definition.partition_keys:
         partitions = ", ".join(quote_name((k,)) for k in definition.partition_keys)
         text += f"PARTITIONED BY ({partitions})\n"
-    options = masked_options(definition.options)
+    options = masked_options(definition.options, SHOWN_HIDDEN)
     text += "WITH (\n"
     text += ",\n".join(f"  {flink_literal(k)} = {flink_literal(v)}" for k, v in options.items())
     return text + "\n)\n"
@@ -359,6 +366,21 @@ def flink_literal(text: str) -> str:
 
 def _type_text(declared: str | None) -> str:
     return " ".join((declared or "").split()).upper()
+
+
+# Flink's DDL spells these types with their length (LogicalType.asSerializableString).
+_SERIALIZABLE = {
+    "STRING": "VARCHAR(2147483647)",
+    "BYTES": "VARBINARY(2147483647)",
+    "INTEGER": "INT",
+}
+
+
+def _ddl_type_text(declared: str | None) -> str:
+    """A declared type as Flink's SHOW CREATE TABLE prints it."""
+    return re.sub(
+        r"\b(STRING|BYTES|INTEGER)\b", lambda m: _SERIALIZABLE[m.group(1)], _type_text(declared)
+    )
 
 
 def describe_table(session: Session, statement: DescribeTable) -> Execution | None:
@@ -459,7 +481,7 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
     for column in definition.columns:
         in_key = column.name.lower() in keys
         extras: str | None = None
-        nullable = not in_key
+        nullable = not (in_key or column.not_null)
         if column.is_proctime:
             type_text, nullable = "TIMESTAMP_LTZ(3) *PROCTIME*", False
             extras = f"AS {column.expression}"
@@ -477,7 +499,7 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
         watermark = None
         if mark is not None and mark.column.lower() == column.name.lower():
             type_text += " *ROWTIME*"
-            watermark = mark.expression
+            watermark = mark.flink_text
         rows.append(
             [column.name, type_text, nullable, key_text if in_key else None, extras, watermark]
         )

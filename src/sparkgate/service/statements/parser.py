@@ -143,9 +143,10 @@ def _parse_execute_statement_set(cursor: Cursor, text: str) -> k.ExecuteStatemen
     if last is begin or last.upper != "END":
         raise incomplete(cursor.source, "EXECUTE STATEMENT SET BEGIN is missing its END")
     body = cursor.source[begin.end : last.start]
-    return k.ExecuteStatementSet(
-        text, tuple(parse_statement(inner) for inner in split_statements(body))
-    )
+    members = tuple(parse_statement(inner) for inner in split_statements(body))
+    if not members:  # Flink's grammar wants one INSERT at least (BEGIN; END; is a client's)
+        raise cursor.error("expected INSERT between BEGIN and END of EXECUTE STATEMENT SET", last)
+    return k.ExecuteStatementSet(text, members)
 
 
 def _parse_module(cursor: Cursor, text: str, verb: str) -> k.Statement:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, unquote
+from sparkgate.sql.quoting import quote_identifier
 from sparkgate.sql.reader import TokenReader
 
 __all__ = [
@@ -47,6 +48,7 @@ class Column:
     type: str | None = None
     expression: str | None = None
     metadata: str | None = None
+    not_null: bool = False  # declared NOT NULL (a key column is NOT NULL anyway)
 
     @property
     def is_physical(self) -> bool:
@@ -88,6 +90,20 @@ class Watermark:
             raise SqlParseError(f"Unsupported interval unit in watermark: {src.tokens[-1].text}")
         return f"{count} {_UNITS[unit.rstrip('S')]}"
 
+    @property
+    def flink_text(self) -> str:
+        """The expression as Flink prints it back (``ts - INTERVAL '1' SECONDS`` is
+        `` `ts` - INTERVAL '1' SECOND``); one it cannot read, as written."""
+        try:
+            amount, unit = self.delay.split(" ", 1)
+        except SqlParseError:
+            return self.expression
+        column = quote_identifier(self.column)
+        if amount == "0" and unit == "seconds" and "INTERVAL" not in self.expression.upper():
+            return column
+        flink_unit = next(k for k, v in _UNITS.items() if v == unit)
+        return f"{column} - INTERVAL '{amount}' {flink_unit}"
+
     def _unsupported(self) -> SqlParseError:
         return SqlParseError(
             f"Unsupported watermark expression '{self.expression}': expected "
@@ -126,6 +142,7 @@ class TableDefinition:
                         "type": c.type,
                         "expression": c.expression,
                         "metadata": c.metadata,
+                        **({"not_null": True} if c.not_null else {}),
                     }
                     for c in self.columns
                 ],
@@ -194,7 +211,8 @@ def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tupl
         if tail:
             raise SqlParseError(f"expected METADATA [FROM 'key'] [VIRTUAL] for column {name}")
         return Column(name, type=column_type, metadata=key)
-    return Column(name, type=column_type)
+    words = [tok.upper for tok in rest[cut:] if tok.kind is TokenKind.WORD]
+    return Column(name, type=column_type, not_null=words[:2] == ["NOT", "NULL"])
 
 
 def parse_connector_table(text: str) -> TableDefinition | None:

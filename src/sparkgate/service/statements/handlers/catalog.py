@@ -29,6 +29,7 @@ from sparkgate.service.statements.results import ok_result, table_result
 from sparkgate.service.streaming.strategy import spark_statement
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.secrets import SHOWN_HIDDEN
 from sparkgate.sql.secrets import masked_options as masked
 
 __all__ = [
@@ -130,7 +131,7 @@ def _literal(text: str) -> str:
 
 def create_statement(definition: CatalogDefinition) -> str:
     """The CREATE CATALOG statement of a catalog as Flink prints it, secrets masked."""
-    options = masked(definition.options)
+    options = masked(definition.options, SHOWN_HIDDEN)
     lines = [f"CREATE CATALOG {quote(definition.name)}"]
     if definition.comment:
         lines.append(f"COMMENT {_literal(definition.comment)}")
