@@ -21,7 +21,8 @@ default_catalog.default_database``).
 
 from __future__ import annotations
 
-from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
+from sparkgate.api.errors import SqlParseError
+from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
 __all__ = ["spark_spellings"]
 
@@ -64,31 +65,6 @@ def _flink_prefix(tokens: list[Token], i: int) -> bool:
 _EPOCH_FUNCTIONS = {"0": "timestamp_seconds", "3": "timestamp_millis"}
 
 
-def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int] | None:
-    """The top-level arguments of the call whose ``(`` is ``tokens[i]``, and the
-    index of its ``)``; None when it does not close."""
-    depth = 0
-    args: list[list[Token]] = []
-    current: list[Token] = []
-    for j in range(i, len(tokens)):
-        tok = tokens[j]
-        if tok.kind is TokenKind.LPAREN:
-            depth += 1
-            if depth == 1:
-                continue
-        elif tok.kind is TokenKind.RPAREN:
-            depth -= 1
-            if depth == 0:
-                args.append(current)
-                return args, j
-        elif tok.kind is TokenKind.COMMA and depth == 1:
-            args.append(current)
-            current = []
-            continue
-        current.append(tok)
-    return None
-
-
 def _epoch_call(tokens: list[Token], i: int) -> tuple[str, list[Token], int] | None:
     """For ``TO_TIMESTAMP_LTZ(n, p)`` at ``i``: Spark's function, the tokens of ``n``
     and the index of the call's ``)``, when Spark's own function would read it otherwise."""
@@ -96,10 +72,14 @@ def _epoch_call(tokens: list[Token], i: int) -> tuple[str, list[Token], int] | N
         return None
     if i > 0 and tokens[i - 1].kind is TokenKind.DOT:
         return None  # a qualified name: somebody's own function
-    found = _arguments(tokens, i + 1)
-    if found is None or not found[0][0]:
+    try:
+        args, after = group_items(tokens, i + 1)
+    except SqlParseError:
+        return None  # unbalanced: Spark says what is wrong
+    close = after - 1
+    # group_items drops empty arguments: one there (``f(, 3)``) is Spark's error to give.
+    if not args or sum(map(len, args)) + len(args) != close - i - 1:
         return None
-    args, close = found
     value = args[0]
     if len(args) == 2 and len(args[1]) == 1 and args[1][0].text in _EPOCH_FUNCTIONS:
         function = _EPOCH_FUNCTIONS[args[1][0].text]

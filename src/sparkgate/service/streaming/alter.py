@@ -94,7 +94,7 @@ def parse_alter_table(text: str) -> TableAlteration | None:
     if verb in ("SET", "RESET") and src.kind() is TokenKind.LPAREN:
         items = src.group()
         if verb == "RESET":
-            if not items or items == [[]]:
+            if not items:
                 raise SqlParseError("ALTER TABLE RESET does not support empty key")
             keys = tuple(_key(src, item) for item in items)
             return _at_end(src, dataclasses.replace(base, reset_options=keys))

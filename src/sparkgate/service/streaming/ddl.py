@@ -70,12 +70,35 @@ class Watermark:
 
         Flink's bounded out-of-orderness forms: ``ts`` or ``ts - INTERVAL 'n' unit``.
         """
+        bound = self._bound()
+        if bound is None:
+            return "0 seconds"
+        count, unit = bound
+        return f"{count} {_UNITS[unit]}"
+
+    @property
+    def flink_text(self) -> str:
+        """The expression as Flink prints it back (``ts - INTERVAL '1' SECONDS`` is
+        `` `ts` - INTERVAL '1' SECOND``); one it cannot read, as written."""
+        try:
+            bound = self._bound()
+        except SqlParseError:
+            return self.expression
+        column = quote_identifier(self.column)
+        if bound is None:
+            return column
+        count, unit = bound
+        return f"{column} - INTERVAL '{count}' {unit}"
+
+    def _bound(self) -> tuple[str, str] | None:
+        """The out-of-orderness as (count, Flink's unit word in the singular), or None
+        for the column alone."""
         src = TokenReader(self.expression, "a watermark")
         column = src.take(TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
         if column is None or unquote(column).lower() != self.column.lower():
             raise self._unsupported()
         if src.at_end:
-            return "0 seconds"
+            return None
         minus = src.take(TokenKind.OPERATOR)
         if minus is None or minus.text != "-" or not src.accept("INTERVAL"):
             raise self._unsupported()
@@ -88,21 +111,7 @@ class Watermark:
             raise self._unsupported()
         if unit.rstrip("S") not in _UNITS:
             raise SqlParseError(f"Unsupported interval unit in watermark: {src.tokens[-1].text}")
-        return f"{count} {_UNITS[unit.rstrip('S')]}"
-
-    @property
-    def flink_text(self) -> str:
-        """The expression as Flink prints it back (``ts - INTERVAL '1' SECONDS`` is
-        `` `ts` - INTERVAL '1' SECOND``); one it cannot read, as written."""
-        try:
-            amount, unit = self.delay.split(" ", 1)
-        except SqlParseError:
-            return self.expression
-        column = quote_identifier(self.column)
-        if amount == "0" and unit == "seconds" and "INTERVAL" not in self.expression.upper():
-            return column
-        flink_unit = next(k for k, v in _UNITS.items() if v == unit)
-        return f"{column} - INTERVAL '{amount}' {flink_unit}"
+        return count, unit.rstrip("S")
 
     def _unsupported(self) -> SqlParseError:
         return SqlParseError(
