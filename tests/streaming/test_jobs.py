@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkgate.api.errors import ExecutionError, UnsupportedStatementError
+from sparkgate.api.errors import ConfigurationError, ExecutionError, UnsupportedStatementError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.jobs import JobStatus
 from sparkgate.api.session import SessionEnvironment
@@ -242,3 +242,12 @@ def test_only_inserts_enter_a_statement_set(
     assert run(stream_service, session, "END") == [("OK",)]  # empty: no job, as Flink
     with pytest.raises(UnsupportedStatementError, match="END without BEGIN"):
         run(stream_service, session, "END")
+
+
+def test_a_malformed_job_id_is_refused_as_it_is_set(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """``$internal.pipeline.job-id`` takes Flink's job ids (32 hexadecimal digits);
+    jobs.q shows a given id used, and an id in use refused."""
+    with pytest.raises(ConfigurationError, match="a job id is 32 hexadecimal digits"):
+        run(stream_service, session, "SET '$internal.pipeline.job-id' = 'job-1'")

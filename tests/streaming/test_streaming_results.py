@@ -84,6 +84,29 @@ def test_changelog_replays_to_the_batch_result(
                 assert log[i + 1][0] is RowKind.UPDATE_AFTER and log[i + 1][1][0] == row[0]
 
 
+def test_a_view_over_a_connector_table_streams_as_the_table_does(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """A view's query is read by the gateway: over a datagen table it is a stream in
+    streaming mode (Spark alone would read the table's stored batch view), and the
+    table's computed columns are in it."""
+    table = make_source(stream_service, session)
+    run(stream_service, session, f"ALTER TABLE {table} ADD (half AS id / 2, at AS PROCTIME())")
+    view, nested = name("view"), name("nested")
+    run(stream_service, session, f"CREATE VIEW {view} AS SELECT * FROM {table} WHERE id > 10")
+    run(stream_service, session, f"CREATE TEMPORARY VIEW {nested} AS SELECT id, half FROM {view}")
+    query = f"SELECT id % 3 AS m, count(*) AS c, sum(half) AS h FROM {nested} GROUP BY id % 3"
+    expected = Counter(run(stream_service, session, query))
+    assert sum(c for _, c, _ in expected) == 30
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, query)
+    log = changes(stream_service, session, op)
+    assert replay(log) == expected
+    assert {RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER} <= {kind for kind, _ in log}
+    run(stream_service, session, f"DROP VIEW {view}")
+    assert active_queries(spark_of(stream_service, session)) == []
+
+
 def test_values_stream_row_by_row_in_streaming_mode(
     stream_service: SparkGatewayService, session: SessionHandle
 ) -> None:

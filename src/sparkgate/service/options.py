@@ -7,6 +7,7 @@ session defaults.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -46,6 +47,7 @@ __all__ = [
     "JOBSTORE_MAX_CAPACITY",
     "JOB_STATUS_HOOKS",
     "OPERATION_LOG_ENABLED",
+    "PIPELINE_JOB_ID",
     "PIPELINE_NAME",
     "PLAN_FORCE_RECOMPILE",
     "RESULT_BATCH_ROWS",
@@ -452,6 +454,25 @@ PIPELINE_NAME = string_option(
     "The name of the next job (SHOW JOBS); by default the INSERT statement's text.",
 )
 
+
+def _job_id(text: str) -> str:
+    text = text.strip().lower()
+    if text and not re.fullmatch(r"[0-9a-f]{32}", text):
+        raise ValueError("a job id is 32 hexadecimal digits")
+    return text
+
+
+PIPELINE_JOB_ID: ConfigOption[str] = ConfigOption(
+    "$internal.pipeline.job-id",
+    "",
+    "The id of the next job, 32 hexadecimal digits (Flink's internal option, which "
+    "clients and tests set to know a job's id before it runs); an id a listed job "
+    "has is refused.",
+    "String",
+    _job_id,
+    str,
+)
+
 JOBSTORE_EXPIRATION_TIME = duration_option(
     "jobstore.expiration-time",
     timedelta(hours=1),
@@ -672,6 +693,7 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SAVEPOINT_PATH,
     SQL_DIALECT,
     PIPELINE_NAME,
+    PIPELINE_JOB_ID,
     JOBSTORE_EXPIRATION_TIME,
     JOBSTORE_MAX_CAPACITY,
     JOB_STATUS_HOOKS,

@@ -91,5 +91,62 @@ drop temporary view q_more;
 drop temporary view q_v2;
 !ok
 
+# A view over a connector table reads it as the gateway does: its computed columns
+# are there, and DESCRIBE shows its columns as they were declared.
+CREATE TABLE q_events (
+  `user` BIGINT NOT NULL,
+  product VARCHAR(32),
+  ts TIMESTAMP(3),
+  ptime AS PROCTIME(),
+  doubled AS `user` * 2,
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '5',
+  'fields.user.kind' = 'sequence',
+  'fields.user.start' = '1',
+  'fields.user.end' = '5'
+);
+!ok
+
+create temporary view q_ev1 as select * from q_events;
+!ok
+
+describe q_ev1;
+| name | type | null | key | extras | watermark |
+| user | BIGINT | FALSE | NULL | NULL | NULL |
+| product | VARCHAR(32) | TRUE | NULL | NULL | NULL |
+| ts | TIMESTAMP(3) *ROWTIME* | TRUE | NULL | NULL | NULL |
+| ptime | TIMESTAMP_LTZ(3) *PROCTIME* | FALSE | NULL | NULL | NULL |
+| doubled | BIGINT | FALSE | NULL | NULL | NULL |
+
+create view q_ev2 (who, twice, t) as select `user`, doubled, ptime from q_events;
+!ok
+
+show columns from q_ev2;
+| name | type | null | key | extras | watermark |
+| who | BIGINT | FALSE | NULL | NULL | NULL |
+| twice | BIGINT | FALSE | NULL | NULL | NULL |
+| t | TIMESTAMP_LTZ(3) *PROCTIME* | FALSE | NULL | NULL | NULL |
+
+create temporary view q_ev3 as select twice from q_ev2 where t is not null;
+!ok
+
+select count(*) as n, max(twice) as top from q_ev3;
+| n | top |
+| 5 | 10 |
+
+drop temporary view q_ev3;
+!ok
+
+drop view q_ev2;
+!ok
+
+drop temporary view q_ev1;
+!ok
+
+drop table q_events;
+!ok
+
 drop table q_orders;
 !ok

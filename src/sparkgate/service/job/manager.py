@@ -329,14 +329,22 @@ class JobManager:
         hooks: Sequence[JobStatusHook],
         user: str | None = None,
         resume: dict[str, Any] | None = None,
+        job_id: str | None = None,
     ) -> Job:
         statement = masked_statement(statement)  # SHOW JOBS, the store, Spark's UI
-        job = Job(uuid.uuid4().hex, name or default_name(statement), statement, streaming)
+        job = Job(job_id or uuid.uuid4().hex, name or default_name(statement), statement, streaming)
         job.options = dict(options or {})
         job.user = user
         job.resume = resume
         job.hooks = tuple(hooks)
         with self._lock:
+            # Only a given id can be taken; a stream's checkpoints are kept by its id.
+            if job.id in self._jobs or (job_id and Path(self._checkpoints, job.id).exists()):
+                raise ExecutionError(
+                    f"Job {job.id} already exists: set another $internal.pipeline.job-id, "
+                    "or reset it",
+                    causes=(f"DuplicateJobSubmissionException: Job {job.id} already exists",),
+                )
             evicted = self._evict()
             self._jobs[job.id] = job
         self._forget(evicted)
@@ -420,6 +428,7 @@ class JobManager:
         hooks: Sequence[JobStatusHook] = (),
         last_step: Callable[[], None] | None = None,
         user: str | None = None,
+        job_id: str | None = None,
     ) -> Job:
         """Run ``action`` on the calling thread as a listed job (synchronous DML).
 
@@ -428,7 +437,7 @@ class JobManager:
         unless the job was stopped (publishing what it wrote). The job's hooks
         have run when it returns.
         """
-        job = self._new(name, statement, False, options, hooks, user)
+        job = self._new(name, statement, False, options, hooks, user, job_id=job_id)
         self._transition(job, _S.RUNNING)
         try:
             self._run_tagged(sc, job, action, last_step)
@@ -453,11 +462,12 @@ class JobManager:
         last_step: Callable[[], None] | None = None,
         user: str | None = None,
         cancel: Callable[[], None] | None = None,
+        job_id: str | None = None,
     ) -> Job:
         """Run ``action``, then ``last_step`` (see :meth:`run_batch`), on its own
         thread, tagged with the job's tag. ``cancel`` stops what ``action`` runs
         besides Spark jobs (STOP JOB, the gateway's stop)."""
-        job = self._new(name, statement, False, options, hooks, user)
+        job = self._new(name, statement, False, options, hooks, user, job_id=job_id)
         job.cancel = cancel
         self._transition(job, _S.RUNNING)
 
@@ -490,6 +500,7 @@ class JobManager:
         owner: object | None = None,
         user: str | None = None,
         resume: dict[str, Any] | None = None,
+        job_id: str | None = None,
     ) -> Job:
         """Start one StreamingQuery per starter, as one job.
 
@@ -500,7 +511,7 @@ class JobManager:
         starters again on a new engine (see :meth:`suspend_streams`); ``resume``
         (JSON) is what a new gateway process needs to do the same.
         """
-        job = self._new(name, statement, True, options, hooks, user, resume)
+        job = self._new(name, statement, True, options, hooks, user, resume, job_id)
         job.bounded_rows = bounded_rows
         job.available_now = available_now
         job.restart, job.owner = restart, owner

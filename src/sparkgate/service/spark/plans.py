@@ -58,6 +58,7 @@ __all__ = [
     "parse_plan",
     "parse_statement",
     "read_spans",
+    "scala_strings",
     "statement_paths",
     "statement_scope",
     "unnamed_columns",
@@ -168,7 +169,8 @@ class StatementPlan:
     inline_tables: bool = False
 
 
-def _strings(seq: Any) -> tuple[str, ...]:
+def scala_strings(seq: Any) -> tuple[str, ...]:
+    """A Scala ``Seq[String]`` of the JVM, in one py4j call."""
     if seq.isEmpty():
         return ()
     # One call for the whole Seq; NUL never occurs in a parsed name.
@@ -235,7 +237,7 @@ class _SpanWalker:
                 self._expression(expressions.apply(i), ctes)
 
     def _relation(self, node: Any, ctes: frozenset[str], alias: str | None) -> None:
-        name = _strings(node.multipartIdentifier())
+        name = scala_strings(node.multipartIdentifier())
         if len(name) == 1 and name[0].lower() in ctes:
             return
         span = _span(node)
@@ -320,9 +322,9 @@ def _insert(node: Any, text: str) -> InsertPlan | None:
         entry = entries.next()
         value = entry._2()
         partition[str(entry._1())] = None if not value.isDefined() else _literal_text(value.get())
-    columns = _strings(node.userSpecifiedCols())
+    columns = scala_strings(node.userSpecifiedCols())
     return InsertPlan(
-        target=_strings(table.multipartIdentifier()),
+        target=scala_strings(table.multipartIdentifier()),
         overwrite=bool(node.overwrite()),
         query_start=_query_start(text, span[1]),
         partition=partition,
@@ -378,7 +380,7 @@ def _table_as_select(node: Any, text: str, replace: bool) -> TableAsSelect | Non
     query = _start(node.query(), text)
     if str(name.nodeName()) != "UnresolvedIdentifier" or query is None:
         return None
-    return TableAsSelect(_strings(name.nameParts()), replace, query)
+    return TableAsSelect(scala_strings(name.nameParts()), replace, query)
 
 
 def _tree(nodes: list[dict[str, Any]], i: int = 0) -> tuple[_Node, int]:
@@ -640,7 +642,7 @@ def parse_identifier(spark: SparkSession, name: str) -> tuple[str, ...]:
     """``a.`b c`.d`` as its parts, by Spark's parser; ValueError when malformed."""
     parser = spark._jsparkSession.sessionState().sqlParser()
     try:
-        return _strings(parser.parseMultipartIdentifier(name))
+        return scala_strings(parser.parseMultipartIdentifier(name))
     except Exception as exc:
         raise ValueError(f"Malformed name: {name!r}") from exc
 

@@ -47,12 +47,14 @@ from sparkgate.service.statements.kinds import (
     ShowTables,
 )
 from sparkgate.service.statements.results import table_result
-from sparkgate.service.streaming.connectors import batch_frame, masked_options
+from sparkgate.service.streaming.connectors import batch_frame, flink_column, masked_options
 from sparkgate.service.streaming.ddl import TableDefinition
-from sparkgate.service.streaming.resolve import lookup
+from sparkgate.service.streaming.resolve import lookup, resolved
 from sparkgate.sql.secrets import SHOWN_HIDDEN
 
 if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
     from sparkgate.service.session.session import Session
 
 __all__ = [
@@ -307,7 +309,14 @@ def _view(session: Session, name: tuple[str, ...]) -> str | None:
     text = desc.viewText()
     if not text.isDefined():
         return None
-    columns = ",\n".join(f"  {quote_name((str(c),))}" for c in desc.schema().fieldNames())
+    # The gateway's reading of the view (Spark's stored schema lacks a connector
+    # table's computed columns).
+    try:
+        names = _frame_schema(session, name).fieldNames()
+    except Exception:  # a view that no longer reads: its text is still shown
+        log.debug("view %s does not read", name, exc_info=True)
+        names = [str(c) for c in desc.schema().fieldNames()]
+    columns = ",\n".join(f"  {quote_name((str(c),))}" for c in names)
     ddl = f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {quote_name(full)} (\n{columns}\n)\n"
     comment = desc.comment()
     if comment.isDefined():
@@ -453,23 +462,41 @@ def _spark_describe(session: Session, definition: TableDefinition) -> Execution:
     )
 
 
+def _frame_schema(session: Session, name: tuple[str, ...]) -> StructType:
+    """The columns of table or view ``name`` as the gateway reads it (batch)."""
+    spark = session.spark
+    with resolved(
+        spark,
+        f"SELECT * FROM {quote_name(name)}",
+        temporary=session.context.temporary_tables,
+        streaming=False,
+        trigger_s=1.0,
+    ) as resolution:
+        return spark.sql(resolution.text).schema
+
+
 def _spark_columns(session: Session, name: tuple[str, ...]) -> list[list[object]]:
+    """A Spark table's or view's columns; a view over connector tables describes
+    their columns as they were declared (types, NOT NULL, rowtime, proctime)."""
     try:
-        struct = session.spark.table(quote_name(name)).schema
+        struct = _frame_schema(session, name)
         schema = to_result_schema(struct)
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return [
-        [
-            c.name,
-            c.logical_type.with_nullable(True).summary(),
-            c.logical_type.nullable,
-            None,
-            None,
-            None,
-        ]
-        for c in schema
-    ]
+    rows: list[list[object]] = []
+    for c, f in zip(schema, struct.fields, strict=True):
+        type_text = c.logical_type.with_nullable(True).summary()
+        nullable = c.logical_type.nullable
+        declared = flink_column(f.metadata)
+        if declared is not None:
+            if declared.proctime:
+                type_text = "TIMESTAMP_LTZ(3) *PROCTIME*"
+            elif declared.type is not None:
+                type_text = declared.type + (" *ROWTIME*" if declared.rowtime else "")
+            # As declared (the datagen connector's values, say, are never null).
+            nullable = not (declared.not_null or declared.proctime)
+        rows.append([c.name, type_text, nullable, None, None, None])
+    return rows
 
 
 def _connector_columns(session: Session, definition: TableDefinition) -> list[list[object]]:

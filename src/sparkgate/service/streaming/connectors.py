@@ -38,12 +38,14 @@ __all__ = [
     "DEFINITION_PROPERTY",
     "HIDDEN_CONTENT",
     "METADATA",
+    "FlinkColumn",
     "Source",
     "batch_frame",
     "catalog_ddl",
     "check_definition",
     "check_readable",
     "datagen_select",
+    "flink_column",
     "masked_options",
     "sink_kind",
     "sink_select",
@@ -222,9 +224,15 @@ def catalog_ddl(
             f"OPTIONS ({', '.join(options)}){partitioned}{comment} {props}"
         )
     assert batch_select is not None
+    # The stored view has the computed columns too, so that Spark makes views over
+    # the table that use them (and Spark alone reads them).
+    columns = ", ".join(
+        f"{_column_expr(definition, c)} AS {quote_identifier(c.name)}" for c in definition.columns
+    )
+    body = f"SELECT {columns} FROM ({batch_select}) AS t"
     if replace:
-        return f"CREATE OR REPLACE VIEW {name}{comment} {props} AS {batch_select}"
-    return f"CREATE VIEW{exists} {name}{comment} {props} AS {batch_select}"
+        return f"CREATE OR REPLACE VIEW {name}{comment} {props} AS {body}"
+    return f"CREATE VIEW{exists} {name}{comment} {props} AS {body}"
 
 
 # -- datagen -------------------------------------------------------------------
@@ -350,22 +358,83 @@ class Source:
 
 
 def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
-    """Computed columns in declared order, then the watermark."""
-    exprs = []
+    """Computed columns in declared order, then the watermark.
+
+    Each column carries its Flink declaration in its field metadata
+    (:func:`flink_column`), which Spark keeps through views and projections, so
+    a view over the table describes its columns as Flink does."""
+    from pyspark.sql import functions as F
+
+    # A physical column keeps the metadata Spark gave it (a file's, a CHAR's length).
+    kept = {f.name.lower(): f.metadata for f in df.schema.fields}
+    columns = []
     for column in definition.columns:
+        meta = _column_metadata(definition, column)
         if column.is_physical:
-            exprs.append(quote_identifier(column.name))
-        elif column.metadata is not None:
-            source = METADATA[definition.connector][column.metadata]
-            exprs.append(_cast(source, column))
-        elif column.is_proctime:
-            exprs.append(f"current_timestamp() AS {quote_identifier(column.name)}")
-        else:
-            exprs.append(f"{column.expression} AS {quote_identifier(column.name)}")
-    out = df.selectExpr(*exprs)
+            meta = {**kept.get(column.name.lower(), {}), **meta}
+        expr = _column_expr(definition, column)
+        columns.append(F.expr(expr).alias(column.name, metadata=meta))
+    out = df.select(*columns)
     if definition.watermark is not None:
         out = out.withWatermark(definition.watermark.column, definition.watermark.delay)
     return out
+
+
+def _column_expr(definition: TableDefinition, column: Column) -> str:
+    """The Spark SQL expression of a column over the table's physical columns."""
+    if column.is_physical:
+        return quote_identifier(column.name)
+    if column.metadata is not None:
+        source = METADATA[definition.connector][column.metadata]
+        return f"CAST({source} AS {spark_type(column.type or '')})"
+    if column.is_proctime:
+        return "current_timestamp()"
+    return column.expression or ""
+
+
+# Field metadata keys of a connector table's columns (see :func:`flink_column`).
+_FLINK_TYPE = "sparkgate.flink.type"
+_FLINK_NOT_NULL = "sparkgate.flink.notNull"
+_FLINK_ROWTIME = "sparkgate.flink.rowtime"
+_FLINK_PROCTIME = "sparkgate.flink.proctime"
+
+
+def _column_metadata(definition: TableDefinition, column: Column) -> dict[str, object]:
+    meta: dict[str, object] = {}
+    if column.is_proctime:
+        meta[_FLINK_PROCTIME] = True
+    elif column.type is not None:
+        meta[_FLINK_TYPE] = " ".join(column.type.split()).upper()
+    keys = {k.lower() for k in definition.primary_key}
+    if column.not_null or column.name.lower() in keys:
+        meta[_FLINK_NOT_NULL] = True
+    mark = definition.watermark
+    if mark is not None and mark.column.lower() == column.name.lower():
+        meta[_FLINK_ROWTIME] = True
+    return meta
+
+
+@dataclass(frozen=True)
+class FlinkColumn:
+    """What a frame's field says of the connector column it comes from."""
+
+    type: str | None  # the declared type, as declared (upper case)
+    not_null: bool
+    rowtime: bool
+    proctime: bool
+
+
+def flink_column(metadata: Mapping[str, object]) -> FlinkColumn | None:
+    """The connector column declaration a field's metadata carries, if any."""
+    if not any(key in metadata for key in (_FLINK_TYPE, _FLINK_PROCTIME, _FLINK_NOT_NULL)):
+        return None
+    declared = metadata.get(_FLINK_TYPE)
+    return FlinkColumn(
+        type=declared if isinstance(declared, str) else None,
+        not_null=metadata.get(_FLINK_NOT_NULL) is True,
+        rowtime=metadata.get(_FLINK_ROWTIME) is True,
+        proctime=metadata.get(_FLINK_PROCTIME) is True,
+    )
 
 
 def _file_format(io: Any, definition: TableDefinition) -> Any:

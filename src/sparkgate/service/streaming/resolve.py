@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.service.catalog import quote_name
-from sparkgate.service.spark.plans import parse_statement, read_spans
+from sparkgate.service.spark.plans import parse_statement, read_spans, scala_strings
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
@@ -38,7 +38,7 @@ from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.sql.quoting import quote_identifier
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "Reference",
@@ -134,15 +134,18 @@ def forget_temporary(tables: MutableMapping[str, TemporaryTable], view: str) -> 
 
 def _temporary_view(
     spark: SparkSession, temporary: Mapping[str, TemporaryTable], view: str
-) -> tuple[bool, TableDefinition | None]:
-    """Whether a temporary view ``view`` exists, and its connector definition if any."""
+) -> tuple[bool, _Entry]:
+    """Whether a temporary view ``view`` exists, and what the gateway knows of it: its
+    connector definition, or the query of a view made by SQL."""
     found = spark._jsparkSession.sessionState().catalog().getTempView(view)
     if not found.isDefined():
-        return False, None
+        return False, _NO_ENTRY
+    relation = found.get()
     table = temporary.get(view.lower())
-    if table is None or not table.plan.equals(found.get()):
-        return True, None
-    return True, table.definition
+    if table is not None and table.plan.equals(relation):
+        return True, _Entry(table.definition)
+    # A view made from a DataFrame has no text: its plan is analysed already.
+    return True, _Entry(None, view=_View.of(relation.desc()))
 
 
 def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | None:
@@ -159,10 +162,55 @@ def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | No
 
 
 @dataclass(frozen=True)
+class _View:
+    """A Spark view's query, read again by the gateway when it reads connector
+    tables (Spark would read their stored views, without computed columns)."""
+
+    text: str
+    # Where its names resolve, and its columns: Spark's and its query's.
+    namespace: tuple[str, ...]
+    names: tuple[str, ...]
+    query_names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, table: Any) -> _View | None:
+        text = table.viewText()
+        if not text.isDefined():
+            return None
+        return cls(
+            str(text.get()),
+            scala_strings(table.viewCatalogAndNamespace()),
+            tuple(str(n) for n in table.schema().fieldNames()),
+            scala_strings(table.viewQueryColumnNames()),
+        )
+
+    def here(self, spark: SparkSession) -> bool:
+        """Its names resolve as the session's do (the current catalog and database)."""
+        manager = spark._jsparkSession.sessionState().catalogManager()
+        current = (manager.currentCatalog().name(), *(str(p) for p in manager.currentNamespace()))
+        return tuple(p.lower() for p in current) == tuple(p.lower() for p in self.namespace)
+
+    def shaped(self, frame: DataFrame) -> DataFrame:
+        """``frame`` (its query's) under the view's own column names, when it has them."""
+        if not self.query_names or self.query_names == self.names:
+            return frame
+        from pyspark.sql import functions as F
+
+        return frame.select(
+            *(
+                F.col(quote_identifier(q)).alias(n)
+                for q, n in zip(self.query_names, self.names, strict=True)
+            )
+        )
+
+
+@dataclass(frozen=True)
 class _Entry:
     definition: TableDefinition | None
     # The data source of a Spark table (None for views and for connector tables).
     provider: str | None = None
+    # A view made by SQL (None for tables, connector tables and views made from frames).
+    view: _View | None = None
 
     @property
     def streamable(self) -> bool:
@@ -177,9 +225,9 @@ def _entry(
     spark: SparkSession, name: tuple[str, ...], temporary: Mapping[str, TemporaryTable]
 ) -> _Entry:
     if len(name) == 1:
-        shadowed, definition = _temporary_view(spark, temporary, name[0])
+        shadowed, found = _temporary_view(spark, temporary, name[0])
         if shadowed:  # a temporary view shadows the table, as in Spark
-            return _Entry(definition)
+            return found
     qualified = _qualify(spark, name)
     if qualified is None:
         return _NO_ENTRY
@@ -197,9 +245,11 @@ def _entry(
             if comment.isDefined():
                 definition = dataclasses.replace(definition, comment=str(comment.get()))
             entry = _Entry(definition)
+        elif table.tableType().name() == "VIEW":
+            entry = _Entry(None, view=_View.of(table))
         else:
             found = table.provider()
-            if found.isDefined() and table.tableType().name() != "VIEW":
+            if found.isDefined():
                 entry = _Entry(None, provider=str(found.get()).lower())
     with _cache_lock:
         _cache[qualified] = entry
@@ -257,12 +307,40 @@ class Resolution:
         return max(counts) if counts and self.bounded else None
 
 
+# Views over views are read again this deep at most (Spark refuses cycles anyway).
+_VIEW_DEPTH = 16
+
+
 def _replaced(
-    spark: SparkSession, temporary: Mapping[str, TemporaryTable], ref: Reference, streaming: bool
+    spark: SparkSession,
+    temporary: Mapping[str, TemporaryTable],
+    ref: Reference,
+    streaming: bool,
+    depth: int = 0,
 ) -> bool:
     """Whether the gateway supplies the frame of ``ref`` (see :func:`resolved`)."""
     entry = _entry(spark, ref.name, temporary)
-    return entry.definition is not None or (streaming and entry.streamable and not ref.stream)
+    if entry.definition is not None or (streaming and entry.streamable and not ref.stream):
+        return True
+    return _view_read_again(spark, temporary, entry, ref, streaming, depth)
+
+
+def _view_read_again(
+    spark: SparkSession,
+    temporary: Mapping[str, TemporaryTable],
+    entry: _Entry,
+    ref: Reference,
+    streaming: bool,
+    depth: int,
+) -> bool:
+    """A view whose query reads what the gateway supplies is read by the gateway too."""
+    view = entry.view
+    if view is None or ref.stream or depth >= _VIEW_DEPTH or not view.here(spark):
+        return False
+    return any(
+        _replaced(spark, temporary, inner, streaming, depth + 1)
+        for inner in table_references(view.text, spark)
+    )
 
 
 @contextlib.contextmanager
@@ -274,13 +352,16 @@ def resolved(
     streaming: bool,
     trigger_s: float,
     values_as_streams: bool = False,
+    _depth: int = 0,
 ) -> Iterator[Resolution]:
     """Rewrite ``text`` over temporary views; they live until the block ends.
 
     ``temporary`` is the session's temporary connector tables. With
     ``values_as_streams`` (a query in streaming mode) a ``VALUES`` list is read
     as a stream of one row per micro-batch, as Flink reads it row by row: an
-    aggregation over it then answers with updates (``-U``/``+U``) as Flink's."""
+    aggregation over it then answers with updates (``-U``/``+U``) as Flink's.
+    A view whose query reads connector tables is read the same way, from its
+    query, so that it has their computed columns and watermarks."""
     views: list[str] = []
     pieces: list[str] = []
     last = 0
@@ -289,7 +370,9 @@ def resolved(
         plan = parse_statement(spark, text)
         values = values_as_streams and streaming and plan is not None and plan.inline_tables
         refs = table_references(text, spark)
-        if not values and not any(_replaced(spark, temporary, ref, streaming) for ref in refs):
+        if not values and not any(
+            _replaced(spark, temporary, ref, streaming, _depth) for ref in refs
+        ):
             yield resolution
             return
         for span in read_spans(spark, text):
@@ -320,13 +403,30 @@ def resolved(
             elif streaming and entry.streamable and not ref.stream:
                 # Streaming mode reads a Spark file table as a stream of the files there.
                 source = Source(spark.readStream.table(quote_name(ref.name)), bounded=True)
+            elif entry.view is not None and _view_read_again(
+                spark, temporary, entry, ref, streaming, _depth
+            ):
+                with resolved(
+                    spark,
+                    entry.view.text,
+                    temporary=temporary,
+                    streaming=streaming,
+                    trigger_s=trigger_s,
+                    _depth=_depth + 1,
+                ) as inner:
+                    frame = entry.view.shaped(spark.sql(inner.text))
+                # What the view reads is what the statement reads.
+                resolution.sources.extend(inner.sources)
+                resolution.definitions.extend(inner.definitions)
+                resolution.tables.update(inner.tables)
+                source = Source(frame, bounded=inner.bounded)
             else:
                 continue
             view = f"__sparkgate_{uuid.uuid4().hex[:12]}"
             source.frame.createOrReplaceTempView(view)
             views.append(view)
             resolution.tables[view] = ref.name
-            if source.frame.isStreaming:
+            if source.frame.isStreaming and entry.view is None:
                 resolution.sources.append(source)
             if definition is not None:
                 resolution.definitions.append(definition)

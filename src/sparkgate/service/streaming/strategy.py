@@ -121,6 +121,10 @@ class RuntimeOptions:
         return str(self._get(options.PIPELINE_NAME)) or None
 
     @property
+    def job_id(self) -> str | None:
+        return str(self._get(options.PIPELINE_JOB_ID)) or None
+
+    @property
     def ctas_atomic(self) -> bool:
         return bool(self._get(options.CTAS_ATOMICITY))
 
@@ -612,6 +616,7 @@ def submit(
             owner=session,
             user=session.environment.user,
             resume=resume,
+            job_id=runtime.job_id,
         )
         return job.id
 
@@ -629,6 +634,7 @@ def submit(
             hooks=hooks,
             last_step=last_step,
             user=session.environment.user,
+            job_id=runtime.job_id,
         ).id
     try:
         job = registry.run_batch(
@@ -641,6 +647,7 @@ def submit(
             hooks=hooks,
             last_step=last_step,
             user=session.environment.user,
+            job_id=runtime.job_id,
         )
     except Exception as exc:
         raise to_execution_error(exc) from exc
