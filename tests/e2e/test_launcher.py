@@ -38,6 +38,8 @@ def test_start_foreground_serves_rest_until_sigterm(tmp_path: Path) -> None:
             "start-foreground",
             *options(tmp_path)[:-1],
             f"-Dsql-gateway.endpoint.rest.port={port}",
+            # The running query is cut off after 1 s instead of the default 20.
+            "-Dsql-gateway.shutdown.timeout=1 s",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -66,6 +68,7 @@ def test_start_foreground_serves_rest_until_sigterm(tmp_path: Path) -> None:
     assert proc.returncode == 0, output
     assert "cancelled" in output.lower() or "canceled" in output.lower(), output
     assert "Gateway service stopped" in output
+    assert "still running after 1 s are cut off" in output
     assert "log4j" not in output.lower(), "Spark's console noise leaked into the terminal"
     assert (tmp_path / "log" / "sparkgate.log").exists()
 
