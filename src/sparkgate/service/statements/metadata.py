@@ -48,7 +48,7 @@ from sparkgate.service.statements.kinds import (
 )
 from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, flink_column, masked_options
-from sparkgate.service.streaming.ddl import TableDefinition
+from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.service.streaming.resolve import lookup, resolved
 from sparkgate.sql.secrets import SHOWN_HIDDEN
 
@@ -336,12 +336,12 @@ def flink_ddl(definition: TableDefinition) -> str:
             source = (
                 "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
             )
-            lines.append(f"  {name} {_ddl_type_text(column.type)} METADATA{source}")
+            lines.append(f"  {name} {_ddl_type_text(column)} METADATA{source}")
         else:
             # Key columns are NOT NULL (Flink adds it; the stored type lacks it).
             not_null = column.not_null or column.name.lower() in keys
             not_null_text = " NOT NULL" if not_null else ""
-            lines.append(f"  {name} {_ddl_type_text(column.type)}{not_null_text}")
+            lines.append(f"  {name} {_ddl_type_text(column)}{not_null_text}")
     if definition.watermark is not None:
         mark = definition.watermark
         lines.append(f"  WATERMARK FOR {quote_name((mark.column,))} AS {mark.flink_text}")
@@ -373,10 +373,6 @@ def flink_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _type_text(declared: str | None) -> str:
-    return " ".join((declared or "").split()).upper()
-
-
 # Flink's DDL spells these types with their length (LogicalType.asSerializableString).
 _SERIALIZABLE = {
     "STRING": "VARCHAR(2147483647)",
@@ -385,10 +381,10 @@ _SERIALIZABLE = {
 }
 
 
-def _ddl_type_text(declared: str | None) -> str:
+def _ddl_type_text(column: Column) -> str:
     """A declared type as Flink's SHOW CREATE TABLE prints it."""
     return re.sub(
-        r"\b(STRING|BYTES|INTEGER)\b", lambda m: _SERIALIZABLE[m.group(1)], _type_text(declared)
+        r"\b(STRING|BYTES|INTEGER)\b", lambda m: _SERIALIZABLE[m.group(1)], column.type_text
     )
 
 
@@ -516,7 +512,7 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
             type_text = computed.get(column.name, "")
             extras = f"AS {column.expression}"
         else:
-            type_text = _type_text(column.type)
+            type_text = column.type_text
             if column.metadata is not None:
                 extras = "METADATA" + (
                     ""

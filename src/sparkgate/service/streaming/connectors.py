@@ -404,7 +404,7 @@ def _column_metadata(definition: TableDefinition, column: Column) -> dict[str, o
     if column.is_proctime:
         meta[_FLINK_PROCTIME] = True
     elif column.type is not None:
-        meta[_FLINK_TYPE] = " ".join(column.type.split()).upper()
+        meta[_FLINK_TYPE] = column.type_text
     keys = {k.lower() for k in definition.primary_key}
     if column.not_null or column.name.lower() in keys:
         meta[_FLINK_NOT_NULL] = True

@@ -51,6 +51,11 @@ class Column:
     not_null: bool = False  # declared NOT NULL (a key column is NOT NULL anyway)
 
     @property
+    def type_text(self) -> str:
+        """The declared type on one line, in upper case, as Flink prints it."""
+        return " ".join((self.type or "").split()).upper()
+
+    @property
     def is_physical(self) -> bool:
         return self.expression is None and self.metadata is None
 
