@@ -119,8 +119,13 @@ def _slow_source(client: httpx.Client, session: str) -> str:
 
 
 # Each row computes for about a second in its task (reflect(), which could sleep, is off
-# by default): a micro-batch is running whenever rows have come.
-_SLOW = "SELECT id, aggregate(sequence(1, 3000000), 0L, (a, x) -> a + x) AS pause FROM {table}"
+# by default), so a micro-batch is running whenever rows have come. The bounds depend on
+# the row so that Spark cannot fold them into a constant array; two nested folds keep the
+# arrays small (40 M steps, a few kB).
+_SLOW = (
+    "SELECT id, aggregate(sequence(1, 20000 + id % 2), 0L, (a, x) -> a + "
+    "aggregate(sequence(1, 2000 + x % 2), 0L, (b, y) -> b + y)) AS pause FROM {table}"
+)
 
 
 def _wait_stopped(logs: _Logs, word: str) -> None:
