@@ -38,8 +38,12 @@ class SparkSettings:
 class BenchSettings:
     mode: str
     spark: SparkSettings = field(default_factory=SparkSettings)
-    # Latency workloads: warm-up runs (not counted), then measured runs.
+    # Latency workloads: warm-up runs (not counted), at least ``warmup`` of them and
+    # for at least ``warmup_s`` seconds per target, then measured runs. A fresh JVM
+    # compiles the statement path for a hundred runs or more (a server's steady state
+    # is what its users meet), so a few runs would measure the JIT instead.
     warmup: int = 3
+    warmup_s: float = 10.0
     session_repeats: int = 30
     select1_repeats: int = 30
     select100_repeats: int = 30
@@ -98,6 +102,7 @@ def settings_for(quick: bool, spark: SparkSettings) -> BenchSettings:
         mode="quick",
         spark=spark,
         warmup=2,
+        warmup_s=2.0,
         session_repeats=10,
         select1_repeats=10,
         select100_repeats=10,

@@ -93,16 +93,26 @@ class _Unit:
     done: bool = False
 
 
-def _interleaved(units: list[_Unit], warmup: int, repeats: int, budget: float) -> None:
-    """Prepare and warm up every unit, then time ``repeats`` rounds, one run of each
-    unit per round."""
+# A warm-up by time stops after this many runs all the same (fast in-process units).
+_WARMUP_MAX_RUNS = 300
+
+
+def _interleaved(
+    units: list[_Unit], warmup: int, repeats: int, budget: float, warmup_s: float = 0.0
+) -> None:
+    """Prepare and warm up every unit (``warmup`` runs, and runs until ``warmup_s``
+    seconds were spent), then time ``repeats`` rounds, one run of each unit per round."""
     for unit in units:
         try:
             unit.prepare()
         except Exception as exc:
             _fail(unit, exc)
             continue
-        for _ in range(warmup):
+        runs, started = 0, time.perf_counter()
+        while runs < warmup or (
+            time.perf_counter() - started < warmup_s and runs < _WARMUP_MAX_RUNS
+        ):
+            runs += 1
             try:
                 unit.run()
             except Exception as exc:
@@ -211,7 +221,7 @@ def run_session(ctx: Context) -> Result:
 
     units = [unit(t) for t in ctx.targets]
     s = ctx.settings
-    _interleaved(units, s.warmup, s.session_repeats, s.latency_budget_s)
+    _interleaved(units, s.warmup, s.session_repeats, s.latency_budget_s, s.warmup_s)
     result = _latency_results(units)
     for name, times in opens.items():
         # Drop the warm-up runs, which were recorded too.
@@ -255,7 +265,7 @@ def _statement_workload(ctx: Context, sql: str, expected: int | None, repeats: i
 
     units = [_session_unit(t.name, t, t.modes[0], action, collector(t.name)) for t in ctx.targets]
     s = ctx.settings
-    _interleaved(units, s.warmup, repeats, s.latency_budget_s)
+    _interleaved(units, s.warmup, repeats, s.latency_budget_s, s.warmup_s)
     result = _latency_results(units)
     for key, entry in result.items():
         if key in eos or key in eos_rows:

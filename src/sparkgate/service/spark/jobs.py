@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
+from sparkgate.service.spark.jvm_cache import jvm_constant
 from sparkgate.service.spark.pools import POOL_PROPERTY
 from sparkgate.sql.secrets import mask_secrets, masked_statement
 
@@ -78,26 +79,30 @@ def _current_user(sc: SparkContext) -> Any:
 
 
 def _log_jobs(sc: SparkContext, tag: str) -> None:
-    """Say what Spark ran for the operation: it lands in the operation's log."""
+    """Say what Spark ran for the operation: it lands in the operation's log.
+
+    Read from Spark's status store, a job's figures in one object: every py4j
+    call here is a round trip made after each statement (an array's elements
+    are one call each, so the job ids come as one string).
+    """
     try:
-        tracker = sc._jsc.sc().statusTracker()
-        for job_id in sorted(tracker.getJobIdsForTag(tag)):
-            job = tracker.getJobInfo(job_id)
-            if job.isEmpty():
+        context = sc._jsc.sc()
+        arrays = jvm_constant(sc._jvm, "java-arrays", lambda jvm: jvm.java.util.Arrays)
+        ids = str(arrays.toString(context.statusTracker().getJobIdsForTag(tag)))
+        if ids == "[]":
+            return
+        store = context.statusStore()
+        for job_id in sorted(int(n) for n in ids.strip("[]").split(",")):
+            try:
+                job = store.job(job_id)
+            except Exception:  # not (or no longer) in the store
                 continue
-            info = job.get()
-            stage_ids = list(info.stageIds())
-            tasks = 0
-            for stage_id in stage_ids:
-                stage = tracker.getStageInfo(stage_id)
-                if not stage.isEmpty():
-                    tasks += stage.get().numCompletedTasks()
             log.info(
                 "Spark job %s %s: %d stage(s), %d task(s) completed",
                 job_id,
-                info.status().toString(),
-                len(stage_ids),
-                tasks,
+                job.status().toString(),
+                job.stageIds().size(),
+                job.numCompletedTasks(),
             )
     except Exception:  # the log is best effort; the JVM may be going away
         log.debug("Could not read Spark job status for %s", tag, exc_info=True)
