@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# A real OpenLDAP server and a real PostgreSQL server (session scope), for every
-# test that asks for one.
+# A real OpenLDAP server, a real PostgreSQL server and a real Kafka broker
+# (session scope), for every test that asks for one.
+from tests.kafka_broker import kafka as kafka
 from tests.ldap_server import slapd as slapd
 from tests.postgres import postgres as postgres
 from tests.processes import MASTER_ENV

@@ -78,7 +78,7 @@ def test_sinks_accept_rows_and_refuse_reads(
 @pytest.mark.parametrize(
     ("with_clause", "message"),
     [
-        ("'connector' = 'kafka'", "Unsupported connector 'kafka'; valid connectors"),
+        ("'connector' = 'kinesis'", "Unsupported connector 'kinesis'; valid connectors"),
         ("'connector' = 'datagen', 'rows' = '1'", "Unsupported option 'rows'"),
     ],
 )

@@ -73,7 +73,10 @@ def test_spark_ddl_is_left_to_spark(sql: str) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"connector": "kafka"}, "valid connectors: blackhole, datagen, filesystem, jdbc, print"),
+        (
+            {"connector": "kinesis"},
+            "valid connectors: blackhole, datagen, filesystem, jdbc, kafka,",
+        ),
         ({}, "do not contain an option key 'connector'"),
         ({"connector": "datagen", "rows-per-sec": "1"}, "valid options: rows-per-second"),
         ({"connector": "datagen", "fields.zz.kind": "random"}, "names no physical column"),
@@ -134,6 +137,9 @@ def test_bad_watermark_is_a_parse_error() -> None:
         ("BYTES", "BINARY"),
         ("DECIMAL(10, 2)", "DECIMAL(10, 2)"),
         ("BIGINT", "BIGINT"),
+        ("MAP<STRING, BYTES>", "MAP<STRING, BINARY>"),
+        ("ARRAY<VARCHAR(5)>", "ARRAY<STRING>"),
+        ("ROW<a INTEGER, b MAP<STRING, BYTES>>", "STRUCT<a: INT, b: MAP<STRING, BINARY>>"),
     ],
 )
 def test_flink_types_map_to_spark(flink: str, spark: str) -> None:
@@ -198,3 +204,18 @@ def test_unsupported_watermark(expression: str) -> None:
 )
 def test_more_flink_types(flink: str, spark: str) -> None:
     assert spark_type(flink) == spark
+
+
+def test_a_parameterised_type_is_one_column_and_a_comparison_is_no_bracket() -> None:
+    definition = parse_connector_table(
+        "CREATE TABLE t (id BIGINT, hs MAP<STRING, ARRAY<ROW<a INT, b STRING>>> "
+        "METADATA FROM 'headers', small AS id < 3, big AS id > 2) "
+        "WITH ('connector' = 'kafka')"
+    )
+    assert definition is not None
+    assert [(c.name, c.type or c.expression) for c in definition.columns] == [
+        ("id", "BIGINT"),
+        ("hs", "MAP<STRING, ARRAY<ROW<a INT, b STRING>>>"),
+        ("small", "id < 3"),
+        ("big", "id > 2"),
+    ]

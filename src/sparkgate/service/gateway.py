@@ -92,6 +92,7 @@ from sparkgate.service.session.image import SessionImage, SessionStore
 from sparkgate.service.session.manager import SessionManager
 from sparkgate.service.session.recipe import RecipeStep, SessionRecipe
 from sparkgate.service.session.session import Session, may_act_on
+from sparkgate.service.spark import packages
 from sparkgate.service.spark.confinement import ANYWHERE, PathRoots, PathUse
 from sparkgate.service.spark.host_access import remove_reflection
 from sparkgate.service.spark.jobs import progress_for_tag
@@ -399,6 +400,15 @@ class SparkGatewayService:
             self._spark = start_spark(spark_conf, data_dir)
             self._owns_spark = True
         self._spark_version = self.spark.version
+        kafka_jars: tuple[str, ...] = self.config.get(options.KAFKA_JARS)
+        packages.configure(
+            self.spark,
+            packages.PackageSettings(
+                Path(self.config.get(options.DATA_DIR)).expanduser() / "packages",
+                self.config.get(options.CONNECTOR_REPOSITORY),
+                {packages.KAFKA.name: kafka_jars},
+            ),
+        )
         self._catalogs.load(self.spark)
         if not engine_only:
             self._job_manager.start()

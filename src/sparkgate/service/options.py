@@ -33,6 +33,7 @@ __all__ = [
     "CATALOG_STORE_KIND",
     "CHECKPOINTING_DIR",
     "CHECKPOINTING_INTERVAL",
+    "CONNECTOR_REPOSITORY",
     "CTAS_ATOMICITY",
     "DATA_DIR",
     "DEFAULT_FRESHNESS_CONTINUOUS",
@@ -46,6 +47,7 @@ __all__ = [
     "JOBSTORE_EXPIRATION_TIME",
     "JOBSTORE_MAX_CAPACITY",
     "JOB_STATUS_HOOKS",
+    "KAFKA_JARS",
     "OPERATION_LOG_ENABLED",
     "PIPELINE_JOB_ID",
     "PIPELINE_NAME",
@@ -644,6 +646,23 @@ ADMINS = list_option(
     "Others reach only their own (403 otherwise).",
 )
 
+CONNECTOR_REPOSITORY = string_option(
+    "sql-gateway.connector.repository",
+    "https://repo1.maven.org/maven2/",
+    "The Maven repository connectors' Spark packages are resolved from (once, into "
+    "`<data-dir>/packages`, the first time a table of the connector is created or read).",
+)
+
+KAFKA_JARS = list_option(
+    "sql-gateway.connector.kafka.jars",
+    (),
+    "Jars of Spark's Kafka integration (`spark-sql-kafka-0-10`, `spark-token-provider-kafka-0-10`, "
+    "`kafka-clients`, `commons-pool2`) by path, `;`-separated, for an installation that "
+    "reaches no Maven repository; empty, the default: resolved from "
+    "`sql-gateway.connector.repository`.",
+)
+
+
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
     SESSION_PERSISTENT,
@@ -709,4 +728,6 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     AUTHENTICATION,
     AUTHENTICATION_NONE_ANY_ADDRESS,
     ADMINS,
+    CONNECTOR_REPOSITORY,
+    KAFKA_JARS,
 )

@@ -281,6 +281,10 @@ def ensure_terminated(text: str, tokens: Sequence[Token]) -> None:
             )
 
 
+# Types whose parameters are in angle brackets (Flink's and Spark's spellings).
+_PARAMETERISED_TYPES = frozenset({"ARRAY", "MAP", "ROW", "MULTISET", "STRUCT"})
+
+
 def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]], int]:
     """The comma-separated items of the parenthesised group opening at ``start``,
     and the index after its closing parenthesis."""
@@ -288,6 +292,7 @@ def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]],
         raise SqlParseError("expected '('")
     items: list[list[Token]] = [[]]
     depth = 0
+    angles = 0  # the <...> of a type's parameters: MAP<STRING, BIGINT>
     for index in range(start + 1, len(tokens)):
         token = tokens[index]
         if token.kind is TokenKind.LPAREN:
@@ -296,7 +301,12 @@ def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]],
             if depth == 0:
                 return [item for item in items if item], index + 1
             depth -= 1
-        elif token.kind is TokenKind.COMMA and depth == 0:
+        elif token.kind is TokenKind.OPERATOR and token.text == "<" and index > start + 1:
+            if tokens[index - 1].upper in _PARAMETERISED_TYPES:
+                angles += 1
+        elif token.kind is TokenKind.OPERATOR and token.text == ">" and angles:
+            angles -= 1
+        elif token.kind is TokenKind.COMMA and depth == 0 and not angles:
             items.append([])
             continue
         items[-1].append(token)

@@ -1,5 +1,5 @@
-"""Flink's connectors on Spark: datagen, filesystem, jdbc (:mod:`.jdbc`), print
-and blackhole.
+"""Flink's connectors on Spark: datagen, filesystem, jdbc (:mod:`.jdbc`), kafka
+(:mod:`.kafka`), print and blackhole.
 
 A connector table lives in Spark's catalog (so it survives restarts and shows
 in SHOW TABLES / DESCRIBE): a ``filesystem`` table as Spark's own file table
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.spark.jobs import invalid
-from sparkgate.service.streaming import jdbc
+from sparkgate.service.streaming import jdbc, kafka
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.lexer import TokenKind
@@ -69,7 +70,10 @@ CONNECTORS: Mapping[str, tuple[str, ...]] = {
     "print": ("print-identifier", "standard-error", "sink.parallelism"),
     "blackhole": ("sink.parallelism",),
     "jdbc": jdbc.OPTIONS,
+    "kafka": kafka.OPTIONS,
 }
+# Option families a connector passes on whole (Kafka's client properties).
+_PREFIXES: Mapping[str, tuple[str, ...]] = {"kafka": kafka.PREFIXES}
 # Flink's metadata keys per connector, and the Spark column that carries each.
 METADATA: Mapping[str, Mapping[str, str]] = {
     "filesystem": {
@@ -78,10 +82,11 @@ METADATA: Mapping[str, Mapping[str, str]] = {
         "file.size": "_metadata.file_size",
         "file.modification-time": "_metadata.file_modification_time",
     },
+    "kafka": kafka.METADATA,
 }
 _FORMATS = ("csv", "json", "parquet", "orc")
-_SOURCES = frozenset({"datagen", "filesystem", "jdbc"})
-_SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc"})
+_SOURCES = frozenset({"datagen", "filesystem", "jdbc", "kafka"})
+_SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc", "kafka"})
 _INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
 _FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
 # Flink's spellings of types Spark spells otherwise: the words of the type, with
@@ -106,9 +111,36 @@ _ZONE_SUFFIXES = frozenset(
 _N = TypeVar("_N", int, float)
 
 
+_NESTED = re.compile(r"^(ARRAY|MAP|ROW)\s*<(.*)>$", re.IGNORECASE | re.DOTALL)
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [*parts, text[start:].strip()]
+
+
 def spark_type(flink_type: str) -> str:
-    """Flink's spelling of a type in Spark's; types both know pass unchanged."""
+    """Flink's spelling of a type in Spark's; types both know pass unchanged. The
+    element types of ``ARRAY<...>`` and ``MAP<...>`` and the fields of ``ROW<...>``
+    (Spark's ``STRUCT``) are spelled again too."""
     text = " ".join(flink_type.split())
+    nested = _NESTED.match(text)
+    if nested:
+        kind, parts = nested.group(1).upper(), _top_level(nested.group(2))
+        if kind == "ROW":
+            fields = [part.partition(" ") for part in parts]
+            inner = ", ".join(f"{field}: {spark_type(kind_)}" for field, _, kind_ in fields)
+            return f"STRUCT<{inner}>"
+        return f"{kind}<{', '.join(spark_type(part) for part in parts)}>"
     src = TokenReader(text, "a column type")
     head = src.take(TokenKind.WORD)
     if head is None:
@@ -154,6 +186,8 @@ def check_definition(definition: TableDefinition) -> None:
                     + ", ".join(sorted(physical))
                 )
             continue
+        if key.startswith(_PREFIXES.get(connector, ())) and len(key) > key.find(".") + 1:
+            continue
         if key not in allowed:
             raise invalid(
                 f"Unsupported option '{key}' for connector '{connector}'; valid options: "
@@ -183,6 +217,8 @@ def check_definition(definition: TableDefinition) -> None:
             _datagen_expr(definition, column, "id")
     if connector == "jdbc":
         jdbc.check(definition)
+    if connector == "kafka":
+        kafka.check(definition)
 
 
 def sink_kind(definition: TableDefinition) -> str:
@@ -334,8 +370,15 @@ def sink_select(definition: TableDefinition) -> str:
 
 
 def _failing_select(definition: TableDefinition, message: str) -> str:
-    """A one-row SELECT of the table's columns that fails with ``message`` when run."""
+    """A one-row SELECT of the table's columns that fails with ``message`` when run
+    (and of the connector's columns its metadata columns read)."""
     exprs = [_cast(f"raise_error({quote_string(message)})", c) for c in definition.physical]
+    sources = METADATA.get(definition.connector, {})
+    exprs += [
+        f"CAST(NULL AS {spark_type(c.type or '')}) AS {sources[c.metadata or '']}"
+        for c in definition.columns
+        if c.metadata in sources
+    ]
     return f"SELECT {', '.join(exprs)} FROM range(1)"
 
 
@@ -456,7 +499,7 @@ def _file_writer(writer: Any, definition: TableDefinition) -> Any:
     return writer
 
 
-_READABLE = frozenset({"datagen", "filesystem", "jdbc"})
+_READABLE = frozenset({"datagen", "filesystem", "jdbc", "kafka"})
 
 
 def check_readable(definition: TableDefinition) -> None:
@@ -478,6 +521,8 @@ def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:
         return _finish(df, definition)
     if connector == "jdbc":
         return _finish(jdbc.read(spark, definition), definition)
+    if connector == "kafka":
+        return _finish(kafka.read(spark, definition, stream=False), definition)
     return _finish(spark.sql(sink_select(definition)), definition)
 
 
@@ -503,6 +548,9 @@ def stream_frame(spark: SparkSession, definition: TableDefinition, trigger_s: fl
         df = _file_reader(spark.readStream, definition).load(definition.options["path"])
         monitored = "source.monitor-interval" in definition.options
         return Source(_finish(df, definition), not monitored)
+    if connector == "kafka":
+        frame = _finish(kafka.read(spark, definition, stream=True), definition)
+        return Source(frame, kafka.bounded_stream(definition))
     if connector == "jdbc":
         raise invalid(
             f"jdbc table {'.'.join(definition.name)} is read in batch mode: Spark reads no "
@@ -538,6 +586,8 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
         _print_rows(definition)(df, 0)
     elif kind == "jdbc":
         jdbc.write(df, definition)
+    elif kind == "kafka":
+        kafka.write(df, definition)
     else:
         df.write.format("noop").mode("overwrite").save()
 
@@ -555,4 +605,6 @@ def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStre
         return writer.foreachBatch(_print_rows(definition))
     if kind == "jdbc":
         return writer.foreachBatch(jdbc.write_changelog(definition))
+    if kind == "kafka":
+        return kafka.stream_writer(df, definition)
     return writer.format("noop")

@@ -28,6 +28,7 @@ from sparkgate.service.catalog import quote_name
 from sparkgate.service.job.job import StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.spark import packages
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.streaming import connectors, resolve
@@ -204,6 +205,9 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
     """Store Flink's ``CREATE TABLE ... WITH ('connector' = ...)``."""
     resolve.invalidate()
     connectors.check_definition(definition)
+    if definition.connector == "kafka":
+        # Spark's Kafka integration, resolved once, now rather than at a first read.
+        packages.require(session.spark, packages.KAFKA)
     if definition.temporary:
         _create_temporary(session, definition)
         return
@@ -539,7 +543,8 @@ def _starter(
                 writer = writer.format(table_format)
             query: StreamingQuery = writer.toTable(quote_name(plan.target))
             return query
-        modes = ["append"] if plan.sink.connector == "filesystem" else ["append", "update"]
+        append_only = plan.sink.connector in ("filesystem", "kafka")
+        modes = ["append"] if append_only else ["append", "update"]
         return start_with_fallback(make, modes)
 
     return start
