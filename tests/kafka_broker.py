@@ -111,51 +111,12 @@ def broker_jars() -> list[Path]:
         if ready.exists():
             return sorted(target.glob("*.jar"))
         shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        from sparkgate.service.spark.java import find_java, spark_home
+        from sparkgate.service.spark.packages import MAVEN_CENTRAL, retrieve
 
-        ivy = next((spark_home() / "jars").glob("ivy-*.jar"))
-        work = Path(tempfile.mkdtemp())
-        try:
-            settings = work / "ivysettings.xml"
-            settings.write_text(
-                '<ivysettings><settings defaultResolver="central"/><resolvers>'
-                '<ibiblio name="central" m2compatible="true" '
-                'root="https://repo1.maven.org/maven2/"/></resolvers></ivysettings>'
-            )
-            result = subprocess.run(
-                [
-                    str(find_java().path),
-                    "-cp",
-                    str(ivy),
-                    "org.apache.ivy.Main",
-                    "-settings",
-                    str(settings),
-                    "-cache",
-                    str(cache_dir() / "ivy"),
-                    "-dependency",
-                    "org.apache.kafka",
-                    "kafka_2.13",
-                    KAFKA_VERSION,
-                    "-confs",
-                    "default",
-                    "-retrieve",
-                    str(target / "[artifact]-[revision](-[classifier]).[ext]"),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        jars = sorted(target.glob("*.jar"))
-        if result.returncode != 0 or not jars:
-            raise RuntimeError(
-                f"Ivy could not resolve Kafka {KAFKA_VERSION}:\n{result.stdout[-3000:]}"
-            )
+        coordinate = f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}"
+        retrieve(coordinate, MAVEN_CENTRAL, cache_dir() / "ivy", target)
         ready.touch()
-        return jars
+        return sorted(target.glob("*.jar"))
 
 
 def _answers(bootstrap: str) -> bool:

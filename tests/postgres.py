@@ -382,22 +382,10 @@ def _fetch_jar(target_dir: Path, jar: Path) -> Path:
 
 
 def load_jdbc_driver(spark: SparkSession, jar: Path | None = None) -> Path:
-    """Make the JDBC driver loadable in a running Spark, for every thread.
+    """Make the JDBC driver loadable in a running Spark, for every thread, as the
+    gateway loads a connector's jars (:func:`sparkgate.service.spark.packages.load_jars`)."""
+    from sparkgate.service.spark.packages import load_jars
 
-    The jar joins the class loader that spark-submit gave the driver's main
-    thread, which every py4j thread inherits (and which is the parent of the
-    loader ``ADD JAR`` fills), and ``SparkContext.addJar`` ships it to executors.
-    Adding the same jar twice is harmless.
-    """
     jar = jar or jdbc_driver_jar()
-    jvm = spark._jvm
-    assert jvm is not None
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    if loader.getClass().getName() != "org.apache.spark.util.MutableURLClassLoader":
-        raise RuntimeError(
-            f"Spark's JVM was not started by spark-submit (class loader {loader}): "
-            f"put {jar} into spark.jars instead"
-        )
-    loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
-    spark.sparkContext._jsc.sc().addJar(str(jar))
+    load_jars(spark, [jar])
     return jar

@@ -40,7 +40,17 @@ from sparkgate.service.spark.jobs import invalid
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["KAFKA", "MAVEN_CENTRAL", "Package", "PackageSettings", "configure", "ensure", "require"]
+__all__ = [
+    "KAFKA",
+    "MAVEN_CENTRAL",
+    "Package",
+    "PackageSettings",
+    "configure",
+    "ensure",
+    "load_jars",
+    "require",
+    "retrieve",
+]
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +150,7 @@ def ensure(
                 f"The {package.name} connector's jars are missing: {', '.join(missing)}"
                 + (f" (listed by {package.jars_option})" if jars else "")
             )
-        _load(spark, paths)
+        load_jars(spark, paths)
         if not _loaded(spark, package):
             raise invalid(
                 f"The {package.name} connector's jars ({', '.join(p.name for p in paths)}) "
@@ -180,12 +190,6 @@ def _shipped() -> set[str]:
 
 def _resolve(package: Package, cache_dir: Path, repository: str) -> list[Path]:
     target = cache_dir / package.name
-    ivy_jar = next(iter(sorted((spark_home() / "jars").glob("ivy-*.jar"))), None)
-    if ivy_jar is None:
-        raise invalid(
-            f"Spark's Ivy jar is not in {spark_home() / 'jars'}: the {package.name} "
-            f"connector cannot be resolved; list its jars with {package.jars_option}"
-        )
     log.info(
         "Resolving the %s connector (%s) from %s into %s; this happens once",
         package.name,
@@ -193,11 +197,17 @@ def _resolve(package: Package, cache_dir: Path, repository: str) -> list[Path]:
         repository,
         target,
     )
-    work = Path(tempfile.mkdtemp(prefix=f"{package.name}-", dir=_parent(cache_dir)))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{package.name}-", dir=cache_dir))
+    hint = (
+        f"List the {package.name} connector's jars (it and its dependencies) with "
+        f"{package.jars_option}, or set sql-gateway.connector.repository to a reachable "
+        "Maven repository"
+    )
     try:
         retrieved = work / "jars"
         for coordinate in package.coordinates:
-            _ivy(package, ivy_jar, coordinate, repository, cache_dir / "ivy", work, retrieved)
+            retrieve(coordinate, repository, cache_dir / "ivy", retrieved, hint)
         shipped = _shipped()
         kept = sorted(
             jar
@@ -215,82 +225,86 @@ def _resolve(package: Package, cache_dir: Path, repository: str) -> list[Path]:
     return [target / jar.name for jar in kept]
 
 
-def _parent(cache_dir: Path) -> Path:
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    return cache_dir
+def retrieve(coordinate: str, repository: str, ivy_cache: Path, out: Path, hint: str = "") -> None:
+    """Copy the jars of ``coordinate`` (``group:artifact:version``) and of its
+    runtime dependencies into ``out``, resolved by pyspark's Ivy from ``repository``
+    through the cache ``ivy_cache``; the downloads go to the log.
 
-
-def _ivy(
-    package: Package,
-    ivy_jar: Path,
-    coordinate: str,
-    repository: str,
-    ivy_cache: Path,
-    work: Path,
-    out: Path,
-) -> None:
+    Raises:
+        ExecutionError: Ivy is missing, or the coordinate did not resolve (the
+            message ends with ``hint``).
+    """
+    ivy_jar = next(iter(sorted((spark_home() / "jars").glob("ivy-*.jar"))), None)
+    if ivy_jar is None:
+        raise invalid(f"Spark's Ivy jar is not in {spark_home() / 'jars'}. {hint}".strip())
     group, artifact, version = coordinate.split(":")
-    settings = work / "ivysettings.xml"
-    settings.write_text(
-        "<ivysettings>\n"
-        '  <settings defaultResolver="central"/>\n'
-        "  <timeout-constraints>\n"
-        f'    <timeout-constraint name="bounded" connectionTimeout="{_CONNECT_TIMEOUT_MS}"'
-        ' readTimeout="60000"/>\n'
-        "  </timeout-constraints>\n"
-        "  <resolvers>\n"
-        f'    <ibiblio name="central" m2compatible="true" root={quoteattr(repository)}'
-        ' timeoutConstraint="bounded"/>\n'
-        "  </resolvers>\n"
-        "</ivysettings>\n"
-    )
-    command = [
-        str(find_java().path),
-        "-cp",
-        str(ivy_jar),
-        "org.apache.ivy.Main",
-        "-settings",
-        str(settings),
-        "-cache",
-        str(ivy_cache),
-        "-dependency",
-        group,
-        artifact,
-        version,
-        "-confs",
-        "default",
-        "-retrieve",
-        str(out / "[artifact]-[revision](-[classifier]).[ext]"),
-    ]
-    lines: list[str] = []
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work
-    ) as ivy:
-        assert ivy.stdout is not None
-        timer = threading.Timer(_RESOLVE_TIMEOUT_S, ivy.kill)
-        timer.start()
-        try:
-            for line in ivy.stdout:
-                line = line.rstrip()
-                lines.append(line)
-                if "[SUCCESSFUL ]" in line:
-                    log.info("%s", line.strip())  # progress: one line per download
-                elif "found " in line:
-                    log.debug("%s", line.strip())
-        finally:
-            timer.cancel()
+    with tempfile.TemporaryDirectory(prefix="ivy-") as work:
+        settings = Path(work) / "ivysettings.xml"
+        settings.write_text(
+            "<ivysettings>\n"
+            '  <settings defaultResolver="central"/>\n'
+            "  <timeout-constraints>\n"
+            f'    <timeout-constraint name="bounded" connectionTimeout="{_CONNECT_TIMEOUT_MS}"'
+            ' readTimeout="60000"/>\n'
+            "  </timeout-constraints>\n"
+            "  <resolvers>\n"
+            f'    <ibiblio name="central" m2compatible="true" root={quoteattr(repository)}'
+            ' timeoutConstraint="bounded"/>\n'
+            "  </resolvers>\n"
+            "</ivysettings>\n"
+        )
+        command = [
+            str(find_java().path),
+            "-cp",
+            str(ivy_jar),
+            "org.apache.ivy.Main",
+            "-settings",
+            str(settings),
+            "-cache",
+            str(ivy_cache),
+            "-dependency",
+            group,
+            artifact,
+            version,
+            "-confs",
+            "default",
+            "-retrieve",
+            str(out / "[artifact]-[revision](-[classifier]).[ext]"),
+        ]
+        lines: list[str] = []
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work
+        ) as ivy:
+            assert ivy.stdout is not None
+            timer = threading.Timer(_RESOLVE_TIMEOUT_S, ivy.kill)
+            timer.start()
+            try:
+                for line in ivy.stdout:
+                    line = line.rstrip()
+                    lines.append(line)
+                    if "[SUCCESSFUL ]" in line:
+                        log.info("%s", line.strip())  # progress: one line per download
+                    elif "found " in line:
+                        log.debug("%s", line.strip())
+            finally:
+                timer.cancel()
     failed = [line.strip() for line in lines if "FAILED" in line or "UNRESOLVED" in line]
     if ivy.returncode != 0 or failed or not any(out.glob("*.jar")):
         reason = "; ".join(failed[:3]) or (lines[-1].strip() if lines else "no output")
-        raise invalid(
-            f"Could not resolve {coordinate} from {repository}: {reason}. List the "
-            f"{package.name} connector's jars (it and its dependencies) with "
-            f"{package.jars_option}, or set sql-gateway.connector.repository to a "
-            "reachable Maven repository"
-        )
+        raise invalid(f"Could not resolve {coordinate} from {repository}: {reason}. {hint}".strip())
 
 
-def _load(spark: SparkSession, jars: Sequence[Path]) -> None:
+def load_jars(spark: SparkSession, jars: Sequence[Path]) -> None:
+    """Make ``jars`` loadable in ``spark``'s running engine, from every thread.
+
+    They join the class loader spark-submit gave the driver's main thread, which
+    every py4j thread inherits (and which is the parent of the loader ``ADD JAR``
+    fills: ``ADD JAR`` alone reaches only the thread that ran it), and
+    ``SparkContext.addJar`` ships them to executors. Adding a jar twice is harmless.
+
+    Raises:
+        ExecutionError: the JVM was not started by spark-submit.
+    """
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()

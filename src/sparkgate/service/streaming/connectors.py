@@ -186,7 +186,7 @@ def check_definition(definition: TableDefinition) -> None:
                     + ", ".join(sorted(physical))
                 )
             continue
-        if key.startswith(_PREFIXES.get(connector, ())) and len(key) > key.find(".") + 1:
+        if any(key.startswith(p) and key != p for p in _PREFIXES.get(connector, ())):
             continue
         if key not in allowed:
             raise invalid(

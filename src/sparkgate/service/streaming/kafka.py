@@ -91,7 +91,7 @@ def check(definition: TableDefinition) -> None:
     """Refuse, at CREATE TABLE, what the table cannot do: a missing topic or
     bootstrap servers, an unknown format or mode, a guarantee Spark does not give."""
     opts = definition.options
-    topics = [t for t in opts.get("topic", "").split(";") if t.strip()]
+    topics = _topics(definition)
     if not topics and "topic-pattern" not in opts:
         raise invalid("Kafka table requires the option 'topic' or 'topic-pattern'")
     if topics and "topic-pattern" in opts:
@@ -146,7 +146,16 @@ def _check_mode(
         _offsets(definition, opts.get(f"{prefix}.specific-offsets"), prefix)
 
 
-def _value_format(definition: TableDefinition) -> str | None:
+def _split(text: str) -> list[str]:
+    """Flink's ``;``-separated list (``topic``, ``key.fields``), blanks dropped."""
+    return [item.strip() for item in text.split(";") if item.strip()]
+
+
+def _topics(definition: TableDefinition) -> list[str]:
+    return _split(definition.options.get("topic", ""))
+
+
+def _value_format(definition: TableDefinition) -> str:
     opts = definition.options
     fmt = opts.get("value.format", opts.get("format"))
     if fmt is None:
@@ -155,7 +164,7 @@ def _value_format(definition: TableDefinition) -> str | None:
 
 
 def _key_fields(definition: TableDefinition) -> list[str]:
-    return [f.strip() for f in definition.options.get("key.fields", "").split(";") if f.strip()]
+    return _split(definition.options.get("key.fields", ""))
 
 
 def _value_columns(definition: TableDefinition) -> list[Column]:
@@ -172,7 +181,7 @@ def _key_columns(definition: TableDefinition) -> list[Column]:
 
 def _offsets(definition: TableDefinition, text: str | None, option: str) -> str:
     """Flink's ``partition:0,offset:42;partition:1,offset:300`` as Spark's JSON."""
-    topics = [t for t in definition.options.get("topic", "").split(";") if t.strip()]
+    topics = _topics(definition)
     if len(topics) != 1:
         raise invalid(f"'{option}.specific-offsets' needs exactly one topic")
     if not text:
@@ -187,7 +196,7 @@ def _offsets(definition: TableDefinition, text: str | None, option: str) -> str:
                 f"Invalid properties '{option}.specific-offsets' should follow the format "
                 f"'partition:0,offset:42;partition:1,offset:300', but is '{text}'."
             ) from None
-    return json.dumps({topics[0].strip(): offsets})
+    return json.dumps({topics[0]: offsets})
 
 
 # -- reading -----------------------------------------------------------------------
@@ -207,7 +216,7 @@ def _source_options(definition: TableDefinition, batch: bool) -> dict[str, str]:
     if "topic-pattern" in opts:
         out["subscribePattern"] = opts["topic-pattern"]
     else:
-        out["subscribe"] = ",".join(t.strip() for t in opts["topic"].split(";") if t.strip())
+        out["subscribe"] = ",".join(_topics(definition))
     out["includeHeaders"] = "true"
     mode = opts.get("scan.startup.mode", "group-offsets")
     if mode == "group-offsets":
@@ -243,9 +252,15 @@ def _source_options(definition: TableDefinition, batch: bool) -> dict[str, str]:
 
 
 def _decoded(
-    fmt: str, source: str, columns: list[Column], opts: Mapping[str, str], role: str
+    fmt: str,
+    source: str,
+    columns: list[Column],
+    opts: Mapping[str, str],
+    role: str,
+    prefix: str = "",
 ) -> list[str]:
-    """SQL expressions decoding ``source`` (Kafka's key or value bytes) into ``columns``."""
+    """SQL expressions decoding ``source`` (Kafka's key or value bytes) into ``columns``;
+    a column's field in the record is its name without ``prefix``."""
     from sparkgate.service.streaming.connectors import spark_type
 
     if not columns:
@@ -256,7 +271,10 @@ def _decoded(
         kind = spark_type(column.type or "")
         value = source if kind == "BINARY" else text
         return [f"CAST({value} AS {kind}) AS {quote_identifier(column.name)}"]
-    schema = ", ".join(f"{quote_identifier(c.name)} {spark_type(c.type or '')}" for c in columns)
+    fields = [quote_identifier(c.name.removeprefix(prefix)) for c in columns]
+    schema = ", ".join(
+        f"{field} {spark_type(c.type or '')}" for field, c in zip(fields, columns, strict=True)
+    )
     ignore = opts.get(f"{role}.{fmt}.ignore-parse-errors", opts.get(f"{fmt}.ignore-parse-errors"))
     options = {"mode": "PERMISSIVE" if ignore == "true" else "FAILFAST"}
     if fmt == "json":
@@ -271,7 +289,10 @@ def _decoded(
         if "csv.null-literal" in opts:
             options["nullValue"] = opts["csv.null-literal"]
         parsed = f"from_csv({text}, {quote_string(schema)}, {_map(options)})"
-    return [f"{parsed}.{quote_identifier(c.name)} AS {quote_identifier(c.name)}" for c in columns]
+    return [
+        f"{parsed}.{field} AS {quote_identifier(c.name)}"
+        for field, c in zip(fields, columns, strict=True)
+    ]
 
 
 def _map(options: Mapping[str, str]) -> str:
@@ -284,19 +305,14 @@ def _frame(raw: DataFrame, definition: TableDefinition) -> DataFrame:
     opts = definition.options
     prefix = opts.get("key.fields-prefix", "")
     key_columns = _key_columns(definition)
-    value_format = _value_format(definition) or "json"
+    value_columns = _value_columns(definition)
     exprs: dict[str, str] = {}
     if key_columns:
-        # The key's fields carry the prefix in the key's own encoding.
-        stripped = [Column(c.name.removeprefix(prefix), c.type) for c in key_columns]
-        decoded = _decoded(opts["key.format"], "key", stripped, opts, "key")
-        for column, expr in zip(key_columns, decoded, strict=True):
-            exprs[column.name] = expr.rsplit(" AS ", 1)[0] + f" AS {quote_identifier(column.name)}"
-    for column, expr in zip(
-        _value_columns(definition),
-        _decoded(value_format, "value", _value_columns(definition), opts, "value"),
-        strict=True,
-    ):
+        # The key's fields are named without the prefix in the key's own encoding.
+        decoded = _decoded(opts["key.format"], "key", key_columns, opts, "key", prefix)
+        exprs.update(zip((c.name for c in key_columns), decoded, strict=True))
+    decoded = _decoded(_value_format(definition), "value", value_columns, opts, "value")
+    for column, expr in zip(value_columns, decoded, strict=True):
         exprs.setdefault(column.name, expr)
     physical = [exprs[c.name] for c in definition.physical]
     kafka_fields = [
@@ -343,10 +359,8 @@ def _encoded(df: DataFrame, definition: TableDefinition) -> DataFrame:
         )
     opts = definition.options
     names = [c.name for c in definition.physical]
-    renamed = df.toDF(*names[: len(df.columns)]) if len(df.columns) == len(names) else df
-    exprs = [
-        f"{_encode(_value_format(definition) or 'json', _value_columns(definition), opts)} AS value"
-    ]
+    renamed = df.toDF(*names) if len(df.columns) == len(names) else df
+    exprs = [f"{_encode(_value_format(definition), _value_columns(definition), opts)} AS value"]
     key_columns = _key_columns(definition)
     if key_columns:
         prefix = opts.get("key.fields-prefix", "")
@@ -374,7 +388,7 @@ def _encode(fmt: str, columns: list[Column], opts: Mapping[str, str], prefix: st
 
 def _sink_options(definition: TableDefinition) -> dict[str, str]:
     opts = definition.options
-    topics = [t.strip() for t in opts.get("topic", "").split(";") if t.strip()]
+    topics = _topics(definition)
     if len(topics) != 1:
         raise invalid(
             "A Kafka table written to needs exactly one 'topic' (not a list or a pattern)"
