@@ -72,6 +72,21 @@ class KafkaBroker:
             producer.produce(topic, **kwargs)
         assert producer.flush(30) == 0, "records left unsent"
 
+    def consume_all(self, topic: str, timeout: float = 60.0) -> list[Any]:
+        """Every record of ``topic`` now: up to each partition's end offset."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "-"})
+        try:
+            partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+            ends = {
+                p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                for p in partitions
+            }
+        finally:
+            consumer.close()
+        return self.consume(topic, sum(ends.values()), timeout)
+
     def consume(self, topic: str, count: int, timeout: float = 60.0) -> list[Any]:
         """``count`` records of ``topic`` from its start (fails if fewer come)."""
         from confluent_kafka import Consumer
@@ -160,8 +175,8 @@ def start_broker() -> Iterator[KafkaBroker]:
             classpath,
             "kafka.tools.StorageTool",
             "format",
-            "-t",
-            base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="),
+            # One argument: an id may start with "-", which would read as an option.
+            "--cluster-id=" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="),
             "-c",
             str(properties),
         ],

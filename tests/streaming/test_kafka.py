@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from sparkgate.api.handles import SessionHandle
 from sparkgate.api.results import RowKind
 from sparkgate.service.gateway import SparkGatewayService
 from tests.kafka_broker import KafkaBroker
+from tests.processes import free_port
 
 from .conftest import changes, name, run, wait_job
 
@@ -26,17 +28,31 @@ def _topic() -> str:
     return f"topic-{uuid.uuid4().hex[:8]}"
 
 
-def _table(broker: KafkaBroker, topic: str, columns: str, **options: str) -> tuple[str, str]:
-    table = name("kafka")
-    opts = {
-        "connector": "kafka",
-        "topic": topic,
+# Each connector's options a test table has unless the test says otherwise.
+_DEFAULTS = {
+    "kafka": {"scan.startup.mode": "earliest-offset", "format": "json"},
+    "upsert-kafka": {"key.format": "json", "value.format": "json"},
+}
+
+
+def _table(
+    broker: KafkaBroker,
+    topic_name: str,
+    columns: str,
+    connector: str = "kafka",
+    **options: str | None,
+) -> tuple[str, str]:
+    """A new table's name and its DDL; an option given as None is left out
+    (``topic`` too: ``topic=None``)."""
+    table = name(connector.replace("-", "_"))
+    opts: dict[str, str | None] = {
+        "connector": connector,
+        "topic": topic_name,
         "properties.bootstrap.servers": broker.bootstrap,
-        "scan.startup.mode": "earliest-offset",
-        "format": "json",
+        **_DEFAULTS[connector],
         **options,
     }
-    with_clause = ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+    with_clause = ", ".join(f"'{k}' = '{v}'" for k, v in opts.items() if v is not None)
     return table, f"CREATE TABLE {table} ({columns}) WITH ({with_clause})"
 
 
@@ -209,7 +225,7 @@ def test_a_record_that_does_not_parse_fails_or_is_skipped(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"topic": ""}, "requires the option 'topic' or 'topic-pattern'"),
+        ({"topic": None}, "requires the option 'topic' or 'topic-pattern'"),
         (
             {"properties.bootstrap.servers": None},
             "requires the option 'properties.bootstrap.servers'",
@@ -232,21 +248,9 @@ def test_a_bad_definition_is_refused_at_create_table(
     options: dict[str, str | None],
     message: str,
 ) -> None:
-    table, _ = _table(kafka, "t", "id BIGINT")
-    opts = {
-        "connector": "kafka",
-        "topic": "t",
-        "properties.bootstrap.servers": kafka.bootstrap,
-        "format": "json",
-    }
-    for key, value in options.items():
-        if value is None:
-            opts.pop(key)
-        else:
-            opts[key] = value
-    with_clause = ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+    table, ddl = _table(kafka, "t", "id BIGINT", **options)
     with pytest.raises(ExecutionError, match=message):
-        run(stream_service, session, f"CREATE TABLE {table} (id BIGINT) WITH ({with_clause})")
+        run(stream_service, session, ddl)
     assert not [r for r in run(stream_service, session, "SHOW TABLES") if r[-1] == table]
 
 
@@ -281,3 +285,239 @@ def test_a_streaming_insert_is_a_job_writing_every_row_and_a_changelog_is_refuse
             session,
             f"INSERT INTO {sink} SELECT id % 3, count(*) FROM {source} GROUP BY id % 3",
         )
+
+
+# -- upsert-kafka --------------------------------------------------------------------
+
+
+def test_upsert_kafka_reads_a_changelog_and_a_tombstone_deletes(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    kafka: KafkaBroker,
+    tmp_path: Path,
+) -> None:
+    topic = _topic()
+    kafka.create_topic(topic)
+    keys = [json.dumps({"k": k}) for k in ("a", "b", "a", "b", "c")]
+    values = [
+        json.dumps({"k": "a", "v": 1}),
+        json.dumps({"k": "b", "v": 2}),
+        json.dumps({"k": "a", "v": 3}),
+        None,  # a tombstone: b is gone
+        json.dumps({"k": "c", "v": 5}),
+    ]
+    kafka.produce(topic, values, keys=keys)
+    table, ddl = _table(
+        kafka, topic, "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED", "upsert-kafka"
+    )
+    run(stream_service, session, ddl)
+    # Batch: the table as it is now, each key's last row.
+    assert run(stream_service, session, f"SELECT k, v FROM {table} ORDER BY k") == [
+        ("a", 3),
+        ("c", 5),
+    ]
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    op = stream_service.execute_statement(session, f"SELECT * FROM {table}")
+    try:
+        got = changes(stream_service, session, op, until=lambda out: len(out) >= 6)
+    finally:
+        stream_service.close_operation(session, op)
+    per_key = {key: [(kind, row) for kind, row in got if row[0] == key] for key in ("a", "b", "c")}
+    assert per_key == {
+        "a": [
+            (RowKind.INSERT, ("a", 1)),
+            (RowKind.UPDATE_BEFORE, ("a", 1)),
+            (RowKind.UPDATE_AFTER, ("a", 3)),
+        ],
+        "b": [(RowKind.INSERT, ("b", 2)), (RowKind.DELETE, ("b", 2))],
+        "c": [(RowKind.INSERT, ("c", 5))],
+    }
+    # Only SELECT * keeps each row's kind in a streaming query over it.
+    with pytest.raises(ExecutionError, match="keeps every row's kind only as"):
+        run(stream_service, session, f"SELECT v FROM {table}")
+    # The changelog into another upsert-kafka table: upserts, and the tombstone.
+    copy_topic = _topic()
+    kafka.create_topic(copy_topic)
+    copy, ddl = _table(
+        kafka, copy_topic, "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED", "upsert-kafka"
+    )
+    run(stream_service, session, ddl)
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {copy} SELECT * FROM {table}")
+    try:
+        records = kafka.consume(copy_topic, 5)
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+    written = [
+        (json.loads(r.key())["k"], None if r.value() is None else json.loads(r.value())["v"])
+        for r in records
+    ]
+    assert {k: [v for key, v in written if key == k] for k in "abc"} == {
+        "a": [1, 3],
+        "b": [2, None],
+        "c": [5],
+    }
+    # A sink that only appends cannot take the changes.
+    files = name("files")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {files} (k STRING, v INT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path / 'files'}', 'format' = 'json')",
+    )
+    with pytest.raises(ExecutionError, match="doesn't support consuming update and delete"):
+        run(stream_service, session, f"INSERT INTO {files} SELECT * FROM {table}")
+
+
+def test_a_streaming_group_by_into_upsert_kafka_leaves_the_batch_truth_per_key(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    topic = _topic()
+    kafka.create_topic(topic, partitions=2)
+    source = name("gen")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {source} (id BIGINT) WITH ('connector' = 'datagen', "
+        "'number-of-rows' = '60', 'rows-per-second' = '20', 'fields.id.kind' = 'sequence', "
+        "'fields.id.start' = '1', 'fields.id.end' = '60')",
+    )
+    sink, ddl = _table(
+        kafka,
+        topic,
+        "bucket BIGINT, n BIGINT, total BIGINT, PRIMARY KEY (bucket) NOT ENFORCED",
+        "upsert-kafka",
+        **{"value.fields-include": "EXCEPT_KEY"},
+    )
+    run(stream_service, session, ddl)
+    truth: dict[int, tuple[int, int]] = {}
+    for i in range(1, 61):
+        n, t = truth.get(i % 5, (0, 0))
+        truth[i % 5] = (n + 1, t + i)
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(
+        stream_service,
+        session,
+        f"INSERT INTO {sink} SELECT id % 5, count(*), sum(id) FROM {source} GROUP BY id % 5",
+    )
+    wait_job(stream_service, session, str(job_id))
+    records = kafka.consume_all(topic)
+    last: dict[int, dict[str, int]] = {}
+    for record in sorted(records, key=lambda r: (r.partition(), r.offset())):
+        last[json.loads(record.key())["bucket"]] = json.loads(record.value())
+    assert {k: (v["n"], v["total"]) for k, v in last.items()} == truth
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+    assert sorted(run(stream_service, session, f"SELECT * FROM {sink}")) == sorted(
+        (k, n, t) for k, (n, t) in truth.items()
+    )
+
+
+@pytest.mark.parametrize(
+    ("columns", "options", "message"),
+    [
+        ("k STRING, v INT", {}, "require to define a PRIMARY KEY constraint"),
+        (
+            "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED",
+            {"key.format": None},
+            "Missing required options are:\n\nkey.format",
+        ),
+        (
+            "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED",
+            {"scan.startup.mode": "earliest-offset"},
+            "Unsupported option 'scan.startup.mode' for connector 'upsert-kafka'",
+        ),
+    ],
+)
+def test_a_bad_upsert_kafka_definition_is_refused_at_create_table(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    kafka: KafkaBroker,
+    columns: str,
+    options: dict[str, str | None],
+    message: str,
+) -> None:
+    _, ddl = _table(kafka, "t", columns, "upsert-kafka", **options)
+    with pytest.raises(ExecutionError, match=message):
+        run(stream_service, session, ddl)
+
+
+def test_unreachable_bootstrap_servers_fail_within_seconds_and_harm_nothing(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    port = free_port()  # nothing listens there
+    table, ddl = _table(
+        kafka, "t", "id BIGINT", **{"properties.bootstrap.servers": f"127.0.0.1:{port}"}
+    )
+    run(stream_service, session, ddl)
+    # Refused by the gateway's probe, not after Kafka's client's minutes of retries.
+    with pytest.raises(ExecutionError, match=rf"127\.0\.0\.1:{port}.*refused"):
+        run(stream_service, session, f"SELECT * FROM {table}")
+    with pytest.raises(ExecutionError, match="can be reached"):
+        run(stream_service, session, f"INSERT INTO {table} VALUES (1)")
+    assert run(stream_service, session, "SELECT 1") == [(1,)]
+
+
+def test_a_missing_topic_is_flinks_metadata_error(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    missing = _topic()
+    table, ddl = _table(kafka, missing, "id BIGINT")
+    run(stream_service, session, ddl)
+    with pytest.raises(ExecutionError, match=rf"Failed to get metadata for topics \[{missing}\]"):
+        run(stream_service, session, f"SELECT * FROM {table}")
+
+
+def test_show_create_table_prints_the_ddl_with_the_jaas_config_masked(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="u" password="pw-9x7q"'
+    )
+    table, ddl = _table(
+        kafka,
+        "t",
+        "id BIGINT, ts TIMESTAMP(3) METADATA FROM 'timestamp', WATERMARK FOR ts AS ts",
+        **{"properties.sasl.jaas.config": jaas},
+    )
+    run(stream_service, session, ddl)
+    [(text,)] = run(stream_service, session, f"SHOW CREATE TABLE {table}")
+    assert "pw-9x7q" not in text
+    assert "'properties.sasl.jaas.config' = '****'" in text
+    assert "`ts` TIMESTAMP(3) METADATA FROM 'timestamp'" in text
+    assert "'connector' = 'kafka'" in text
+
+
+def test_fixed_partitioner_and_csv_writes_with_quote_and_null_literal(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    topic = _topic()
+    kafka.create_topic(topic, partitions=3)
+    table, ddl = _table(
+        kafka,
+        topic,
+        "id INT, tag STRING",
+        format="csv",
+        **{
+            "sink.partitioner": "fixed",
+            "csv.quote-character": "'",
+            "csv.null-literal": "N/A",
+            "csv.field-delimiter": ";",
+        },
+    )
+    run(stream_service, session, ddl.replace("'''", "''''"))
+    # One writing task (a single-partition frame): every record in one partition.
+    run(
+        stream_service,
+        session,
+        f"INSERT INTO {table} SELECT /*+ COALESCE(1) */ id, "
+        "CASE WHEN id = 2 THEN NULL ELSE concat('a;', id) END FROM range(0, 6) AS r(id)",
+    )
+    records = kafka.consume(topic, 6)
+    assert len({r.partition() for r in records}) == 1
+    values = sorted(r.value().decode() for r in records)
+    assert "2;N/A" in values
+    assert "1;'a;1'" in values
+    # And read back through the same options.
+    assert run(stream_service, session, f"SELECT id, tag FROM {table} ORDER BY id") == [
+        (i, None if i == 2 else f"a;{i}") for i in range(6)
+    ]

@@ -1,5 +1,5 @@
-"""Flink's connectors on Spark: datagen, filesystem, jdbc (:mod:`.jdbc`), kafka
-(:mod:`.kafka`), print and blackhole.
+"""Flink's connectors on Spark: datagen, filesystem, jdbc (:mod:`.jdbc`), kafka and
+upsert-kafka (:mod:`.kafka`), print and blackhole.
 
 A connector table lives in Spark's catalog (so it survives restarts and shows
 in SHOW TABLES / DESCRIBE): a ``filesystem`` table as Spark's own file table
@@ -71,9 +71,13 @@ CONNECTORS: Mapping[str, tuple[str, ...]] = {
     "blackhole": ("sink.parallelism",),
     "jdbc": jdbc.OPTIONS,
     "kafka": kafka.OPTIONS,
+    "upsert-kafka": kafka.UPSERT_OPTIONS,
 }
 # Option families a connector passes on whole (Kafka's client properties).
-_PREFIXES: Mapping[str, tuple[str, ...]] = {"kafka": kafka.PREFIXES}
+_PREFIXES: Mapping[str, tuple[str, ...]] = {
+    "kafka": kafka.PREFIXES,
+    "upsert-kafka": kafka.PREFIXES,
+}
 # Flink's metadata keys per connector, and the Spark column that carries each.
 METADATA: Mapping[str, Mapping[str, str]] = {
     "filesystem": {
@@ -83,10 +87,11 @@ METADATA: Mapping[str, Mapping[str, str]] = {
         "file.modification-time": "_metadata.file_modification_time",
     },
     "kafka": kafka.METADATA,
+    "upsert-kafka": kafka.METADATA,
 }
 _FORMATS = ("csv", "json", "parquet", "orc")
-_SOURCES = frozenset({"datagen", "filesystem", "jdbc", "kafka"})
-_SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc", "kafka"})
+_SOURCES = frozenset({"datagen", "filesystem", "jdbc", "kafka", "upsert-kafka"})
+_SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc", "kafka", "upsert-kafka"})
 _INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
 _FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
 # Flink's spellings of types Spark spells otherwise: the words of the type, with
@@ -217,7 +222,7 @@ def check_definition(definition: TableDefinition) -> None:
             _datagen_expr(definition, column, "id")
     if connector == "jdbc":
         jdbc.check(definition)
-    if connector == "kafka":
+    if connector in kafka.CONNECTORS:
         kafka.check(definition)
 
 
@@ -392,12 +397,14 @@ def _cast(expr: str, column: Column) -> str:
 @dataclass(frozen=True)
 class Source:
     """A table read as a stream; ``rows`` bounds a datagen source (None: unbounded);
-    ``values``: a VALUES list read row by row."""
+    ``values``: a VALUES list read row by row; ``changelog``: each row says its
+    kind in :data:`KIND_COLUMN`, the frame's last column."""
 
     frame: DataFrame
     bounded: bool
     rows: int | None = None
     values: bool = False
+    changelog: bool = False
 
 
 def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
@@ -417,6 +424,8 @@ def _finish(df: DataFrame, definition: TableDefinition) -> DataFrame:
             meta = {**kept.get(column.name.lower(), {}), **meta}
         expr = _column_expr(definition, column)
         columns.append(F.expr(expr).alias(column.name, metadata=meta))
+    if KIND_COLUMN in df.columns:  # a changelog keeps each row's kind, last
+        columns.append(F.col(KIND_COLUMN))
     out = df.select(*columns)
     if definition.watermark is not None:
         out = out.withWatermark(definition.watermark.column, definition.watermark.delay)
@@ -499,7 +508,7 @@ def _file_writer(writer: Any, definition: TableDefinition) -> Any:
     return writer
 
 
-_READABLE = frozenset({"datagen", "filesystem", "jdbc", "kafka"})
+_READABLE = frozenset({"datagen", "filesystem", "jdbc", "kafka", "upsert-kafka"})
 
 
 def check_readable(definition: TableDefinition) -> None:
@@ -521,7 +530,7 @@ def batch_frame(spark: SparkSession, definition: TableDefinition) -> DataFrame:
         return _finish(df, definition)
     if connector == "jdbc":
         return _finish(jdbc.read(spark, definition), definition)
-    if connector == "kafka":
+    if connector in kafka.CONNECTORS:
         return _finish(kafka.read(spark, definition, stream=False), definition)
     return _finish(spark.sql(sink_select(definition)), definition)
 
@@ -548,9 +557,11 @@ def stream_frame(spark: SparkSession, definition: TableDefinition, trigger_s: fl
         df = _file_reader(spark.readStream, definition).load(definition.options["path"])
         monitored = "source.monitor-interval" in definition.options
         return Source(_finish(df, definition), not monitored)
-    if connector == "kafka":
+    if connector in kafka.CONNECTORS:
         frame = _finish(kafka.read(spark, definition, stream=True), definition)
-        return Source(frame, kafka.bounded_stream(definition))
+        return Source(
+            frame, kafka.bounded_stream(definition), changelog=KIND_COLUMN in frame.columns
+        )
     if connector == "jdbc":
         raise invalid(
             f"jdbc table {'.'.join(definition.name)} is read in batch mode: Spark reads no "
@@ -586,7 +597,7 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
         _print_rows(definition)(df, 0)
     elif kind == "jdbc":
         jdbc.write(df, definition)
-    elif kind == "kafka":
+    elif kind in kafka.CONNECTORS:
         kafka.write(df, definition)
     else:
         df.write.format("noop").mode("overwrite").save()
@@ -605,6 +616,6 @@ def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStre
         return writer.foreachBatch(_print_rows(definition))
     if kind == "jdbc":
         return writer.foreachBatch(jdbc.write_changelog(definition))
-    if kind == "kafka":
+    if kind in kafka.CONNECTORS:
         return kafka.stream_writer(df, definition)
     return writer.format("noop")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.spark.plans import parse_statement
+from sparkgate.service.streaming.changelog import KIND_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,7 +49,8 @@ def parse_insert(text: str, spark: SparkSession) -> InsertStatement | None:
 def align(
     frame: DataFrame, insert: InsertStatement, columns: Sequence[tuple[str, str]], table: str
 ) -> DataFrame:
-    """``frame`` as the target's rows: its ``(name, Spark type)`` columns, in order."""
+    """``frame`` as the target's rows: its ``(name, Spark type)`` columns, in order
+    (a changelog's kind column stays last)."""
     by_lower = {name.lower(): name for name, _ in columns}
     for name in [*insert.partition, *(insert.columns or ())]:
         if name.lower() not in by_lower:
@@ -62,15 +64,17 @@ def align(
         if insert.columns is not None
         else [name.lower() for name, _ in columns if name.lower() not in static]
     )
-    if len(frame.columns) != len(listed):
+    kind = [KIND_COLUMN] if frame.columns[-1] == KIND_COLUMN else []
+    width = len(frame.columns) - len(kind)
+    if width != len(listed):
         raise ExecutionError(
-            f"Column count mismatch: the query has {len(frame.columns)} columns, the INSERT "
+            f"Column count mismatch: the query has {width} columns, the INSERT "
             f"into {table} takes {len(listed)} ({', '.join(by_lower[c] for c in listed)})"
         )
     # By position, as Spark inserts: a query may name two columns alike (``id`` and
     # ``CAST(id AS …)`` are both ``id``), which a lookup by name finds ambiguous.
-    positional = [f"__sparkgate_c{i}" for i in range(len(frame.columns))]
-    frame = frame.toDF(*positional)
+    positional = [f"__sparkgate_c{i}" for i in range(width)]
+    frame = frame.toDF(*positional, *kind)
     source = dict(zip(listed, positional, strict=True))
     exprs = []
     for name, spark_type in columns:
@@ -82,4 +86,4 @@ def align(
         else:
             value = "NULL"
         exprs.append(f"CAST({value} AS {spark_type}) AS {quote_identifier(name)}")
-    return frame.selectExpr(*exprs)
+    return frame.selectExpr(*exprs, *kind)

@@ -8,15 +8,25 @@ key and value are decoded with the table's formats into the physical columns;
 Kafka's own fields are the metadata columns. Writing encodes the rows the same
 way and appends them with Spark's Kafka sink, which delivers at least once.
 
+An ``upsert-kafka`` table is the topic read as a table keyed by its PRIMARY
+KEY: the record key holds the key columns, a record's value the row, a record
+without a value (a tombstone) deletes its key. A batch read answers each key's
+last row; a streaming read a changelog (``+I`` for a new key, ``-U``/``+U`` for
+a changed one, ``-D`` for a tombstone), kept per key in Spark's state store.
+Writing an updating query writes each change as an upsert or a tombstone.
+
 Spark's Kafka integration is a Maven package, loaded into the engine the first
 time a Kafka table is created or read (:mod:`sparkgate.service.spark.packages`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+import logging
+import socket
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.spark import packages
@@ -30,16 +40,21 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 __all__ = [
+    "CONNECTORS",
     "METADATA",
     "OPTIONS",
     "PREFIXES",
+    "UPSERT_OPTIONS",
     "check",
     "read",
     "stream_writer",
     "write",
 ]
 
+#: The connectors this module serves.
+CONNECTORS = frozenset({"kafka", "upsert-kafka"})
 _FORMATS = ("json", "csv", "raw")
+log = logging.getLogger(__name__)
 OPTIONS = (
     "topic",
     "topic-pattern",
@@ -67,6 +82,20 @@ OPTIONS = (
     "csv.null-literal",
     "csv.ignore-parse-errors",
 )
+#: Flink's ``upsert-kafka`` options: no startup mode (it reads a topic whole) and
+#: no ``key.fields`` (the primary key is the record key).
+UPSERT_OPTIONS = (
+    "topic",
+    "key.format",
+    "value.format",
+    "key.fields-prefix",
+    "value.fields-include",
+    "sink.delivery-guarantee",
+    "sink.parallelism",
+    "sink.buffer-flush.max-rows",
+    "sink.buffer-flush.interval",
+    *(o for o in OPTIONS if o.startswith(("json.", "key.json.", "value.json.", "csv."))),
+)
 #: Option families passed on: ``properties.*`` to the Kafka client.
 PREFIXES = ("properties.",)
 
@@ -87,17 +116,38 @@ _BOUNDED = ("unbounded", "latest-offset", "timestamp", "specific-offsets")
 # -- definition --------------------------------------------------------------------
 
 
+def _upsert(definition: TableDefinition) -> bool:
+    return definition.connector == "upsert-kafka"
+
+
 def check(definition: TableDefinition) -> None:
     """Refuse, at CREATE TABLE, what the table cannot do: a missing topic or
-    bootstrap servers, an unknown format or mode, a guarantee Spark does not give."""
+    bootstrap servers, an unknown format or mode, a guarantee Spark does not give;
+    for ``upsert-kafka`` also a missing primary key or key format."""
     opts = definition.options
     topics = _topics(definition)
     if not topics and "topic-pattern" not in opts:
-        raise invalid("Kafka table requires the option 'topic' or 'topic-pattern'")
+        raise invalid(f"{_kind(definition)} table requires the option 'topic' or 'topic-pattern'")
     if topics and "topic-pattern" in opts:
         raise invalid("Option 'topic' and 'topic-pattern' shouldn't be set together")
     if "properties.bootstrap.servers" not in opts:
-        raise invalid("Kafka table requires the option 'properties.bootstrap.servers'")
+        raise invalid(
+            f"{_kind(definition)} table requires the option 'properties.bootstrap.servers'"
+        )
+    if _upsert(definition):
+        if not definition.primary_key:
+            raise invalid(
+                "'upsert-kafka' tables require to define a PRIMARY KEY constraint. The "
+                "PRIMARY KEY specifies which columns should be read from or write to the "
+                "Kafka message key. The PRIMARY KEY also defines records in the "
+                "'upsert-kafka' table should update or delete on which keys."
+            )
+        missing = [o for o in ("key.format", "value.format") if o not in opts]
+        if missing:
+            raise invalid(
+                "One or more required options are missing.\n\nMissing required options "
+                "are:\n\n" + "\n".join(missing)
+            )
     value_format = _value_format(definition)
     for role, fmt in (("value", value_format), ("key", opts.get("key.format"))):
         if fmt is not None and fmt not in _FORMATS:
@@ -107,17 +157,20 @@ def check(definition: TableDefinition) -> None:
     key_fields = _key_fields(definition)
     if key_fields and "key.format" not in opts:
         raise invalid("Option 'key.fields' needs 'key.format' too")
-    physical = {c.name for c in definition.physical}
+    physical = {c.name.lower() for c in definition.physical}
     for name in key_fields:
-        if name not in physical:
+        if name.lower() not in physical:
             raise invalid(f"key.fields names no physical column: '{name}'")
     include = opts.get("value.fields-include", "ALL").upper()
     if include not in ("ALL", "EXCEPT_KEY"):
         raise invalid(f"Unsupported value.fields-include '{include}'; valid: ALL, EXCEPT_KEY")
     if value_format == "raw" and len(_value_columns(definition)) != 1:
         raise invalid("The 'raw' format needs exactly one value column")
-    _check_mode(definition, "scan.startup", "group-offsets", _STARTUP)
-    _check_mode(definition, "scan.bounded", "unbounded", _BOUNDED)
+    if opts.get("key.format") == "raw" and len(key_fields) != 1:
+        raise invalid("The 'raw' key format needs exactly one key column")
+    if not _upsert(definition):
+        _check_mode(definition, "scan.startup", "group-offsets", _STARTUP)
+        _check_mode(definition, "scan.bounded", "unbounded", _BOUNDED)
     guarantee = opts.get("sink.delivery-guarantee", "at-least-once")
     if guarantee == "exactly-once":
         raise invalid(
@@ -127,8 +180,14 @@ def check(definition: TableDefinition) -> None:
     if guarantee not in ("at-least-once", "none"):
         raise invalid(f"Unsupported sink.delivery-guarantee '{guarantee}'")
     partitioner = opts.get("sink.partitioner", "default")
-    if partitioner not in ("default", "round-robin"):
-        raise invalid(f"Unsupported sink.partitioner '{partitioner}'; valid: default, round-robin")
+    if partitioner not in ("default", "fixed", "round-robin"):
+        raise invalid(
+            f"Unsupported sink.partitioner '{partitioner}'; valid: default, fixed, round-robin"
+        )
+
+
+def _kind(definition: TableDefinition) -> str:
+    return "Upsert-kafka" if _upsert(definition) else "Kafka"
 
 
 def _check_mode(
@@ -164,6 +223,9 @@ def _value_format(definition: TableDefinition) -> str:
 
 
 def _key_fields(definition: TableDefinition) -> list[str]:
+    """The columns the record key holds: ``key.fields``, or upsert-kafka's primary key."""
+    if _upsert(definition):
+        return list(definition.primary_key)
     return _split(definition.options.get("key.fields", ""))
 
 
@@ -175,8 +237,8 @@ def _value_columns(definition: TableDefinition) -> list[Column]:
 
 
 def _key_columns(definition: TableDefinition) -> list[Column]:
-    by_name = {c.name: c for c in definition.physical}
-    return [by_name[name] for name in _key_fields(definition)]
+    by_name = {c.name.lower(): c for c in definition.physical}
+    return [by_name[name.lower()] for name in _key_fields(definition)]
 
 
 def _offsets(definition: TableDefinition, text: str | None, option: str) -> str:
@@ -202,6 +264,89 @@ def _offsets(definition: TableDefinition, text: str | None, option: str) -> str:
 # -- reading -----------------------------------------------------------------------
 
 
+# How long a bootstrap server may take to accept a connection before a statement
+# is refused: Kafka's client would retry for minutes (default.api.timeout.ms).
+_CONNECT_S = 5.0
+# How long an admin request (list topics, describe a topic) may take.
+_ADMIN_S = 10
+
+
+def _check_reachable(definition: TableDefinition) -> None:
+    """Refuse, within seconds, a statement none of whose bootstrap servers answers."""
+    servers = _split(definition.options["properties.bootstrap.servers"].replace(",", ";"))
+    failures = []
+    for server in servers:
+        address = server.rpartition("://")[2]
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_S):
+                return
+        except (OSError, ValueError) as exc:
+            failures.append(f"{server}: {exc}")
+    raise invalid(
+        f"No bootstrap server of Kafka table {'.'.join(definition.name)} can be reached "
+        f"({'; '.join(failures)}); check 'properties.bootstrap.servers'",
+        kind="TimeoutException",
+    )
+
+
+@contextlib.contextmanager
+def _admin(spark: SparkSession, definition: TableDefinition) -> Iterator[Any]:
+    """Kafka's admin client, in the engine, with the table's client properties."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    props = jvm.java.util.Properties()
+    for key, value in _client_options(definition).items():
+        props.setProperty(key.removeprefix("kafka."), value)
+    admin = jvm.org.apache.kafka.clients.admin.Admin.create(props)
+    try:
+        yield admin
+    finally:
+        admin.close()
+
+
+def _seconds(spark: SparkSession) -> Any:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    return jvm.java.util.concurrent.TimeUnit.SECONDS
+
+
+def _check_topics(spark: SparkSession, definition: TableDefinition) -> None:
+    """Refuse to read listed topics the cluster does not have, as Flink's source does
+    (Spark's error would be a raw ``UnknownTopicOrPartitionException``)."""
+    topics = _topics(definition)
+    if not topics:
+        return
+    try:
+        with _admin(spark, definition) as admin:
+            names = set(admin.listTopics().names().get(_ADMIN_S, _seconds(spark)))
+    except Exception:  # no answer, no right to list: Spark's own read says why
+        log.debug("Could not list the topics of %s", definition.name, exc_info=True)
+        return
+    missing = [t for t in topics if t not in names]
+    if missing:
+        raise invalid(
+            f"Failed to get metadata for topics [{', '.join(missing)}]. Caused by: "
+            "UnknownTopicOrPartitionException: This server does not host this topic-partition.",
+            kind="RuntimeException",
+        )
+
+
+def _partition_count(spark: SparkSession, definition: TableDefinition, topic: str) -> int:
+    """How many partitions ``topic`` has (for the ``fixed`` partitioner)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        with _admin(spark, definition) as admin:
+            described = admin.describeTopics(jvm.java.util.List.of(topic))
+            info = described.allTopicNames().get(_ADMIN_S, _seconds(spark)).get(topic)
+            return int(info.partitions().size())
+    except Exception as exc:
+        raise invalid(
+            f"sink.partitioner 'fixed' needs the partitions of topic '{topic}': {exc}"
+        ) from exc
+
+
 def _client_options(definition: TableDefinition) -> dict[str, str]:
     return {
         f"kafka.{key.removeprefix('properties.')}": value
@@ -218,7 +363,10 @@ def _source_options(definition: TableDefinition, batch: bool) -> dict[str, str]:
     else:
         out["subscribe"] = ",".join(_topics(definition))
     out["includeHeaders"] = "true"
-    mode = opts.get("scan.startup.mode", "group-offsets")
+    # upsert-kafka reads its topics whole: the table is every key's last record.
+    mode = opts.get(
+        "scan.startup.mode", "earliest-offset" if _upsert(definition) else "group-offsets"
+    )
     if mode == "group-offsets":
         # Spark's source keeps its offsets in its checkpoint, not in the group: a new
         # reader starts where Flink's would without committed offsets (its default
@@ -282,12 +430,7 @@ def _decoded(
             options["timestampFormat"] = "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]"
         parsed = f"from_json({text}, {quote_string(schema)}, {_map(options)})"
     else:
-        if "csv.field-delimiter" in opts:
-            options["sep"] = opts["csv.field-delimiter"]
-        if "csv.quote-character" in opts:
-            options["quote"] = opts["csv.quote-character"]
-        if "csv.null-literal" in opts:
-            options["nullValue"] = opts["csv.null-literal"]
+        options.update(_csv_options(opts))
         parsed = f"from_csv({text}, {quote_string(schema)}, {_map(options)})"
     return [
         f"{parsed}.{field} AS {quote_identifier(c.name)}"
@@ -324,12 +467,17 @@ def _frame(raw: DataFrame, definition: TableDefinition) -> DataFrame:
         f"ELSE 'NoTimestampType' END AS {METADATA['timestamp-type']}",
         f"map_from_entries(coalesce(headers, array())) AS {METADATA['headers']}",
     ]
-    return raw.selectExpr(*physical, *kafka_fields)
+    kind = [KIND_COLUMN] if KIND_COLUMN in raw.columns else []
+    return raw.selectExpr(*physical, *kafka_fields, *kind)
 
 
 def read(spark: SparkSession, definition: TableDefinition, *, stream: bool) -> DataFrame:
-    """The table's records as a frame of its physical columns and Kafka's fields."""
+    """The table's records as a frame of its physical columns and Kafka's fields;
+    for upsert-kafka its current rows (batch) or its changelog (streaming, each
+    row's kind in :data:`KIND_COLUMN`)."""
     packages.require(spark, packages.KAFKA)
+    _check_reachable(definition)
+    _check_topics(spark, definition)
     reader = spark.readStream if stream else spark.read
     options = _source_options(definition, not stream)
     empty = not stream and options.get("startingOffsets") == "latest"
@@ -338,7 +486,78 @@ def read(spark: SparkSession, definition: TableDefinition, *, stream: bool) -> D
         # Spark refuses to start a batch read at "latest"; the filter prunes the read.
         options["startingOffsets"] = "earliest"
     raw = reader.format("kafka").options(**options).load()
-    return _frame(raw.where("false") if empty else raw, definition)
+    if empty:
+        raw = raw.where("false")
+    if _upsert(definition):
+        raw = _changelog(raw) if stream else _last_per_key(raw)
+    return _frame(raw, definition)
+
+
+def _last_per_key(raw: DataFrame) -> DataFrame:
+    """Each key's last record, unless it is a tombstone: the table as it is now."""
+    # A key's records are in one partition (the producer partitions by key).
+    last = raw.selectExpr(
+        "*", "row_number() OVER (PARTITION BY key ORDER BY timestamp DESC, offset DESC) AS __n"
+    )
+    return last.where("__n = 1 AND value IS NOT NULL").drop("__n")
+
+
+# Spark's Kafka source's columns, and the part of a record a key's state keeps.
+_RAW_FIELDS = (
+    ("key", "BINARY"),
+    ("value", "BINARY"),
+    ("topic", "STRING"),
+    ("partition", "INT"),
+    ("offset", "BIGINT"),
+    ("timestamp", "TIMESTAMP"),
+    ("timestampType", "INT"),
+    ("headers", "ARRAY<STRUCT<key: STRING, value: BINARY>>"),
+)
+_STATE_FIELDS = ("value", "topic", "partition", "offset", "timestamp", "timestampType")
+
+
+def _changelog(raw: DataFrame) -> DataFrame:
+    """The upsert stream as Flink's normalized changelog, per key in Spark's state."""
+    import pandas as pd
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    kinds = {kind: code for code, kind in enumerate(("+I", "-U", "+U", "-D"))}
+    columns = [*(f for f, _ in _RAW_FIELDS), KIND_COLUMN]
+    out_schema = ", ".join([*(f"{f} {t}" for f, t in _RAW_FIELDS), f"{KIND_COLUMN} TINYINT"])
+    state_schema = ", ".join(f"{f} {t}" for f, t in _RAW_FIELDS if f in _STATE_FIELDS)
+
+    def normalize(key: tuple[Any, ...], batches: Iterator[Any], state: Any) -> Iterator[Any]:
+        last = state.get if state.exists else None
+        out: list[tuple[Any, ...]] = []
+        records = pd.concat(list(batches)).sort_values(["timestamp", "offset"])
+        for record in records.itertuples(index=False):
+            now = (record.value, *(getattr(record, f) for f in _STATE_FIELDS[1:]))
+            if record.value is None:
+                if last is not None:  # a tombstone deletes the key's last row
+                    out.append((key[0], *last, None, kinds["-D"]))
+                last = None
+            elif last is None:
+                out.append((key[0], *now, record.headers, kinds["+I"]))
+                last = now
+            elif last[0] != record.value:
+                out.append((key[0], *last, None, kinds["-U"]))
+                out.append((key[0], *now, record.headers, kinds["+U"]))
+                last = now
+            else:
+                last = now
+        if last is None:
+            state.remove()
+        else:
+            state.update(last)
+        yield pd.DataFrame(out, columns=columns)
+
+    return raw.groupBy("key").applyInPandasWithState(
+        normalize,
+        out_schema,
+        state_schema,
+        "append",
+        GroupStateTimeout.NoTimeout,
+    )
 
 
 def bounded_stream(definition: TableDefinition) -> bool:
@@ -350,8 +569,11 @@ def bounded_stream(definition: TableDefinition) -> bool:
 
 
 def _encoded(df: DataFrame, definition: TableDefinition) -> DataFrame:
-    """``df``'s rows as Kafka records: ``key`` and ``value`` in the table's formats."""
-    if KIND_COLUMN in df.columns:
+    """``df``'s rows as Kafka records: ``key`` and ``value`` in the table's formats;
+    into upsert-kafka a changelog's deletions are tombstones (no value) and its
+    update-befores are dropped (the update-after replaces the row)."""
+    changelog = KIND_COLUMN in df.columns
+    if changelog and not _upsert(definition):
         raise invalid(
             f"Table sink '{'.'.join(definition.name)}' doesn't support consuming update and "
             "delete changes: the 'kafka' connector appends; write an updating query into "
@@ -359,12 +581,22 @@ def _encoded(df: DataFrame, definition: TableDefinition) -> DataFrame:
         )
     opts = definition.options
     names = [c.name for c in definition.physical]
-    renamed = df.toDF(*names) if len(df.columns) == len(names) else df
-    exprs = [f"{_encode(_value_format(definition), _value_columns(definition), opts)} AS value"]
+    kind = [KIND_COLUMN] if changelog else []  # a changelog's kind is its last column
+    renamed = df.toDF(*names, *kind) if len(df.columns) == len(names) + len(kind) else df
+    value = _encode(_value_format(definition), _value_columns(definition), opts)
+    if changelog:
+        renamed = renamed.where(f"{KIND_COLUMN} <> 1")
+        value = f"CASE WHEN {KIND_COLUMN} = 3 THEN NULL ELSE {value} END"
+    exprs = [f"{value} AS value"]
     key_columns = _key_columns(definition)
     if key_columns:
         prefix = opts.get("key.fields-prefix", "")
         exprs.append(f"{_encode(opts['key.format'], key_columns, opts, prefix)} AS key")
+    if opts.get("sink.partitioner") == "fixed":
+        # Flink's fixed partitioner: each writing task into one partition.
+        [topic] = _topics(definition)
+        count = _partition_count(df.sparkSession, definition, topic)
+        exprs.append(f"pmod(spark_partition_id(), {count}) AS partition")
     return renamed.selectExpr(*exprs)
 
 
@@ -380,10 +612,17 @@ def _encode(fmt: str, columns: list[Column], opts: Mapping[str, str], prefix: st
         if opts.get("json.timestamp-format.standard", "SQL").upper() == "SQL":
             options["timestampFormat"] = "yyyy-MM-dd HH:mm:ss.SSS"
         return f"to_json(named_struct({fields}), {_map(options)})"
-    options = {}
-    if "csv.field-delimiter" in opts:
-        options["sep"] = opts["csv.field-delimiter"]
-    return f"to_csv(named_struct({fields}), {_map(options)})"
+    return f"to_csv(named_struct({fields}), {_map(_csv_options(opts))})"
+
+
+def _csv_options(opts: Mapping[str, str]) -> dict[str, str]:
+    """Flink's csv options as Spark's, for reading and writing."""
+    spark_names = {
+        "csv.field-delimiter": "sep",
+        "csv.quote-character": "quote",
+        "csv.null-literal": "nullValue",
+    }
+    return {spark_names[k]: v for k, v in opts.items() if k in spark_names}
 
 
 def _sink_options(definition: TableDefinition) -> dict[str, str]:
@@ -403,11 +642,16 @@ def _sink_options(definition: TableDefinition) -> dict[str, str]:
 def write(df: DataFrame, definition: TableDefinition) -> None:
     """Append a batch result to the topic."""
     packages.require(df.sparkSession, packages.KAFKA)
+    _check_reachable(definition)
     _encoded(df, definition).write.format("kafka").options(**_sink_options(definition)).save()
 
 
 def stream_writer(df: DataFrame, definition: TableDefinition) -> DataStreamWriter:
-    """A stream writer appending ``df``'s rows to the topic."""
+    """A stream writer appending ``df``'s rows to the topic; into upsert-kafka each
+    micro-batch's changes (an updating query's new rows) as upserts."""
     packages.require(df.sparkSession, packages.KAFKA)
+    _check_reachable(definition)
+    if _upsert(definition):
+        return df.writeStream.foreachBatch(lambda batch, _id: write(batch, definition))
     encoded = _encoded(df, definition)
     return encoded.writeStream.format("kafka").options(**_sink_options(definition))

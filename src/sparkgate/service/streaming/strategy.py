@@ -31,7 +31,7 @@ from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark import packages
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
-from sparkgate.service.streaming import connectors, resolve
+from sparkgate.service.streaming import connectors, kafka, resolve
 from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
 from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.ddl import TableDefinition
@@ -205,7 +205,7 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
     """Store Flink's ``CREATE TABLE ... WITH ('connector' = ...)``."""
     resolve.invalidate()
     connectors.check_definition(definition)
-    if definition.connector == "kafka":
+    if definition.connector in kafka.CONNECTORS:
         # Spark's Kafka integration, resolved once, now rather than at a first read.
         packages.require(session.spark, packages.KAFKA)
     if definition.temporary:
@@ -348,6 +348,29 @@ def query_execution(
     return df
 
 
+def _keeps_changelog(df: DataFrame, resolution: Resolution) -> None:
+    """Refuse a streaming query that would lose its sources' row kinds: over a
+    changelog source (upsert-kafka) Spark runs only what keeps the kind column."""
+    if df.columns[-1] != KIND_COLUMN and any(s.changelog for s in resolution.sources):
+        raise invalid(
+            "A streaming query over an upsert-kafka table keeps every row's kind only as "
+            "SELECT * [WHERE ...]; select its columns, or aggregate it, in batch mode "
+            "(SET 'execution.runtime-mode' = 'batch')"
+        )
+
+
+# Sinks that take a changelog: updates and deletes by key, or shown as they come.
+_CHANGELOG_SINKS = frozenset({"jdbc", "upsert-kafka", "print", "blackhole"})
+
+
+def _takes_changes(sink: TableDefinition | None, table: str) -> None:
+    if sink is None or sink.connector not in _CHANGELOG_SINKS:
+        raise invalid(
+            f"Table sink '{table}' doesn't support consuming update and delete changes; "
+            "write them into an upsert-kafka or jdbc table"
+        )
+
+
 def streaming_execution(
     session: Session,
     df: DataFrame,
@@ -358,6 +381,8 @@ def streaming_execution(
     """Run a streaming frame and stream its changelog (also Spark's ``STREAM(t)``)."""
     from sparkgate.service.streaming.resolve import Resolution
 
+    if resolution is not None:
+        _keeps_changelog(df, resolution)
     try:
         # A changelog already (the state-TTL operators): its kind column is no column.
         visible = df.drop(KIND_COLUMN) if df.columns[-1] == KIND_COLUMN else df
@@ -473,6 +498,10 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
             fields = spark.table(quote_name(insert.target)).schema.fields
             columns = [(f.name, f.dataType.simpleString()) for f in fields]
         frame = align(frame, insert, columns, table)
+        if frame.columns[-1] == KIND_COLUMN:
+            _takes_changes(sink, table)
+        elif resolution.sources:
+            _keeps_changelog(frame, resolution)
     except ExecutionError:
         raise
     except Exception as exc:
@@ -494,10 +523,12 @@ def _frame(session: Session, plan: InsertPlan) -> DataFrame:
     assert plan.frame is not None
     if not plan.by_name:
         return plan.frame
+    kind = [KIND_COLUMN] if plan.frame.columns[-1] == KIND_COLUMN else []
     if plan.sink is not None:
-        return plan.frame.select(*(quote_identifier(c.name) for c in plan.sink.physical))
-    columns = session.spark.table(quote_name(plan.target)).columns
-    return plan.frame.select(*(quote_identifier(c) for c in columns))
+        columns = [c.name for c in plan.sink.physical]
+    else:
+        columns = session.spark.table(quote_name(plan.target)).columns
+    return plan.frame.select(*(quote_identifier(c) for c in [*columns, *kind]))
 
 
 def _write(session: Session, plan: InsertPlan) -> None:
