@@ -600,3 +600,65 @@ def test_a_stream_from_kafka_reaches_the_batch_truth_in_files_and_a_materialized
     finally:
         run(stream_service, session, f"STOP JOB '{job_id}'")
         run(stream_service, session, f"DROP MATERIALIZED TABLE {mt}")
+
+
+def _zigzag(n: int) -> bytes:
+    """Avro's long: zig-zag, then base-128 varint."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while True:
+        byte = z & 0x7F
+        z >>= 7
+        if z:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _avro_record(id_: int, name: str | None) -> bytes:
+    """Flink's avro layout of (id BIGINT NOT NULL, name STRING): a nullable field is
+    the union ["null", type], so its branch index comes first."""
+    if name is None:
+        return _zigzag(id_) + _zigzag(0)
+    text = name.encode()
+    return _zigzag(id_) + _zigzag(1) + _zigzag(len(text)) + text
+
+
+def test_avro_values_in_flinks_layout_are_read_and_written(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    topic = _topic()
+    kafka.create_topic(topic)
+    kafka.produce(topic, [_avro_record(1, "one"), _avro_record(2, None)])
+    table, ddl = _table(kafka, topic, "id BIGINT NOT NULL, name STRING", format="avro")
+    run(stream_service, session, ddl)
+    assert run(stream_service, session, f"SELECT id, name FROM {table} ORDER BY id") == [
+        (1, "one"),
+        (2, None),
+    ]
+    run(stream_service, session, f"INSERT INTO {table} VALUES (3, 'three'), (-4, NULL)")
+    written = {r.value() for r in kafka.consume(topic, 4)[2:]}
+    assert written == {_avro_record(3, "three"), _avro_record(-4, None)}
+    # Decimals and timestamps through Avro's logical types, keyed by an Avro key.
+    typed_topic = _topic()
+    kafka.create_topic(typed_topic)
+    typed, ddl = _table(
+        kafka,
+        typed_topic,
+        "k INT, amount DECIMAL(10, 2), at TIMESTAMP(3), day DATE, PRIMARY KEY (k) NOT ENFORCED",
+        "upsert-kafka",
+        **{"key.format": "avro", "value.format": "avro"},
+    )
+    run(stream_service, session, ddl)
+    for values in (
+        "(1, 12.34, TIMESTAMP '2024-01-02 03:04:05.678', DATE '2024-01-02')",
+        "(1, 56.78, TIMESTAMP '2024-02-03 04:05:06.789', DATE '2024-02-03')",
+    ):
+        run(stream_service, session, f"INSERT INTO {typed} VALUES {values}")
+    rows = run(
+        stream_service,
+        session,
+        f"SELECT k, CAST(amount AS STRING), CAST(at AS STRING), CAST(day AS STRING) FROM {typed}",
+    )
+    assert rows == [(1, "56.78", "2024-02-03 04:05:06.789", "2024-02-03")]

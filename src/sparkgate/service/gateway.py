@@ -400,13 +400,15 @@ class SparkGatewayService:
             self._spark = start_spark(spark_conf, data_dir)
             self._owns_spark = True
         self._spark_version = self.spark.version
-        kafka_jars: tuple[str, ...] = self.config.get(options.KAFKA_JARS)
         packages.configure(
             self.spark,
             packages.PackageSettings(
                 Path(self.config.get(options.DATA_DIR)).expanduser() / "packages",
                 self.config.get(options.CONNECTOR_REPOSITORY),
-                {packages.KAFKA.name: kafka_jars},
+                {
+                    packages.KAFKA.name: self.config.get(options.KAFKA_JARS),
+                    packages.AVRO.name: self.config.get(options.AVRO_JARS),
+                },
             ),
         )
         self._catalogs.load(self.spark)

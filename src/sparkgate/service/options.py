@@ -29,6 +29,7 @@ from sparkgate.service.spark.host_access import ALLOWED_HOST_STATEMENTS_KEY, HOS
 
 __all__ = [
     "ALLOWED_HOST_STATEMENTS",
+    "AVRO_JARS",
     "CATALOG_STORE_FILE_PATH",
     "CATALOG_STORE_KIND",
     "CHECKPOINTING_DIR",
@@ -662,6 +663,14 @@ KAFKA_JARS = list_option(
     "`sql-gateway.connector.repository`.",
 )
 
+AVRO_JARS = list_option(
+    "sql-gateway.connector.avro.jars",
+    (),
+    "The jar of Spark's Avro functions (`spark-avro`, for Kafka tables in the `avro` format) "
+    "by path, for an installation that reaches no Maven repository; empty, the default: "
+    "resolved from `sql-gateway.connector.repository`.",
+)
+
 
 SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     SESSION_IDLE_TIMEOUT,
@@ -730,4 +739,5 @@ SERVICE_OPTIONS: tuple[ConfigOption[Any], ...] = (
     ADMINS,
     CONNECTOR_REPOSITORY,
     KAFKA_JARS,
+    AVRO_JARS,
 )

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "AVRO",
     "KAFKA",
     "MAVEN_CENTRAL",
     "Package",
@@ -83,6 +84,17 @@ KAFKA = Package(
     ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",),
     "org.apache.spark.sql.kafka010.KafkaSourceProvider",
     "sql-gateway.connector.kafka.jars",
+)
+
+
+#: Spark's ``from_avro``/``to_avro`` (the Kafka connector's ``avro`` format). Spark
+#: 4.3's own jars hold Avro files' data source but not these functions; the
+#: 4.2.0 module is the newest Maven Central serves, as for Kafka.
+AVRO = Package(
+    "avro",
+    ("org.apache.spark:spark-avro_2.13:4.2.0",),
+    "org.apache.spark.sql.avro.AvroDataToCatalyst",
+    "sql-gateway.connector.avro.jars",
 )
 
 

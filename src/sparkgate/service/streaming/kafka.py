@@ -22,8 +22,10 @@ time a Kafka table is created or read (:mod:`sparkgate.service.spark.packages`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
+import re
 import socket
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -45,15 +47,17 @@ __all__ = [
     "OPTIONS",
     "PREFIXES",
     "UPSERT_OPTIONS",
+    "avro_schema",
     "check",
     "read",
+    "require",
     "stream_writer",
     "write",
 ]
 
 #: The connectors this module serves.
 CONNECTORS = frozenset({"kafka", "upsert-kafka"})
-_FORMATS = ("json", "csv", "raw")
+_FORMATS = ("json", "csv", "raw", "avro")
 log = logging.getLogger(__name__)
 OPTIONS = (
     "topic",
@@ -186,6 +190,14 @@ def check(definition: TableDefinition) -> None:
         )
 
 
+def require(spark: SparkSession, definition: TableDefinition) -> None:
+    """Load the Spark packages the table needs: Kafka's, and Avro's for ``avro``."""
+    packages.require(spark, packages.KAFKA)
+    opts = definition.options
+    if "avro" in (opts.get("format"), opts.get("key.format"), opts.get("value.format")):
+        packages.require(spark, packages.AVRO)
+
+
 def _kind(definition: TableDefinition) -> str:
     return "Upsert-kafka" if _upsert(definition) else "Kafka"
 
@@ -229,15 +241,24 @@ def _key_fields(definition: TableDefinition) -> list[str]:
     return _split(definition.options.get("key.fields", ""))
 
 
+def _physical(definition: TableDefinition) -> list[Column]:
+    """The physical columns, a primary key's NOT NULL (as Flink's formats see them)."""
+    keys = {k.lower() for k in definition.primary_key}
+    return [
+        dataclasses.replace(c, not_null=True) if c.name.lower() in keys else c
+        for c in definition.physical
+    ]
+
+
 def _value_columns(definition: TableDefinition) -> list[Column]:
     if definition.options.get("value.fields-include", "ALL").upper() == "EXCEPT_KEY":
         keys = set(_key_fields(definition))
-        return [c for c in definition.physical if c.name not in keys]
-    return list(definition.physical)
+        return [c for c in _physical(definition) if c.name not in keys]
+    return _physical(definition)
 
 
 def _key_columns(definition: TableDefinition) -> list[Column]:
-    by_name = {c.name.lower(): c for c in definition.physical}
+    by_name = {c.name.lower(): c for c in _physical(definition)}
     return [by_name[name.lower()] for name in _key_fields(definition)]
 
 
@@ -420,6 +441,13 @@ def _decoded(
         value = source if kind == "BINARY" else text
         return [f"CAST({value} AS {kind}) AS {quote_identifier(column.name)}"]
     fields = [quote_identifier(c.name.removeprefix(prefix)) for c in columns]
+    if fmt == "avro":
+        schema_json = quote_string(avro_schema(columns, prefix))
+        parsed = f"from_avro({source}, {schema_json}, map('mode', 'FAILFAST'))"
+        return [
+            f"{parsed}.{field} AS {quote_identifier(c.name)}"
+            for field, c in zip(fields, columns, strict=True)
+        ]
     schema = ", ".join(
         f"{field} {spark_type(c.type or '')}" for field, c in zip(fields, columns, strict=True)
     )
@@ -436,6 +464,53 @@ def _decoded(
         f"{parsed}.{field} AS {quote_identifier(c.name)}"
         for field, c in zip(fields, columns, strict=True)
     ]
+
+
+# Flink's Avro types of its SQL types (AvroSchemaConverter), by Spark's spelling.
+_AVRO_TYPES: Mapping[str, object] = {
+    "BOOLEAN": "boolean",
+    "TINYINT": "int",
+    "SMALLINT": "int",
+    "INT": "int",
+    "BIGINT": "long",
+    "FLOAT": "float",
+    "DOUBLE": "double",
+    "STRING": "string",
+    "BINARY": "bytes",
+    "DATE": {"type": "int", "logicalType": "date"},
+    "TIMESTAMP": {"type": "long", "logicalType": "timestamp-millis"},
+}
+
+
+def avro_schema(columns: list[Column], prefix: str = "") -> str:
+    """The Avro schema Flink's ``avro`` format derives from ``columns``: a record
+    named ``record``, a nullable column as the union ``["null", type]``."""
+    from sparkgate.service.streaming.connectors import spark_type
+
+    fields = []
+    for column in columns:
+        kind = spark_type(column.type or "")
+        decimal = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", kind)
+        avro: object
+        if decimal:
+            precision, scale = int(decimal[1]), int(decimal[2])
+            avro = {
+                "type": "bytes",
+                "logicalType": "decimal",
+                "precision": precision,
+                "scale": scale,
+            }
+        elif kind in _AVRO_TYPES:
+            avro = _AVRO_TYPES[kind]
+        else:
+            raise invalid(
+                f"The 'avro' format has no type for column {column.name} ({column.type}); "
+                "supported: " + ", ".join([*_AVRO_TYPES, "DECIMAL(p, s)"])
+            )
+        if not column.not_null:
+            avro = ["null", avro]
+        fields.append({"name": column.name.removeprefix(prefix), "type": avro})
+    return json.dumps({"type": "record", "name": "record", "fields": fields})
 
 
 def _map(options: Mapping[str, str]) -> str:
@@ -475,7 +550,7 @@ def read(spark: SparkSession, definition: TableDefinition, *, stream: bool) -> D
     """The table's records as a frame of its physical columns and Kafka's fields;
     for upsert-kafka its current rows (batch) or its changelog (streaming, each
     row's kind in :data:`KIND_COLUMN`)."""
-    packages.require(spark, packages.KAFKA)
+    require(spark, definition)
     _check_reachable(definition)
     _check_topics(spark, definition)
     reader = spark.readStream if stream else spark.read
@@ -495,10 +570,9 @@ def read(spark: SparkSession, definition: TableDefinition, *, stream: bool) -> D
 
 def _last_per_key(raw: DataFrame) -> DataFrame:
     """Each key's last record, unless it is a tombstone: the table as it is now."""
-    # A key's records are in one partition (the producer partitions by key).
-    last = raw.selectExpr(
-        "*", "row_number() OVER (PARTITION BY key ORDER BY timestamp DESC, offset DESC) AS __n"
-    )
+    # A key's records are in one partition (the producer partitions by key), in the
+    # order of their offsets there; a record's timestamp may be any its producer set.
+    last = raw.selectExpr("*", "row_number() OVER (PARTITION BY key ORDER BY offset DESC) AS __n")
     return last.where("__n = 1 AND value IS NOT NULL").drop("__n")
 
 
@@ -529,7 +603,7 @@ def _changelog(raw: DataFrame) -> DataFrame:
     def normalize(key: tuple[Any, ...], batches: Iterator[Any], state: Any) -> Iterator[Any]:
         last = state.get if state.exists else None
         out: list[tuple[Any, ...]] = []
-        records = pd.concat(list(batches)).sort_values(["timestamp", "offset"])
+        records = pd.concat(list(batches)).sort_values("offset")
         for record in records.itertuples(index=False):
             now = (record.value, *(getattr(record, f) for f in _STATE_FIELDS[1:]))
             if record.value is None:
@@ -607,6 +681,8 @@ def _encode(fmt: str, columns: list[Column], opts: Mapping[str, str], prefix: st
     fields = ", ".join(
         f"{quote_string(c.name.removeprefix(prefix))}, {quote_identifier(c.name)}" for c in columns
     )
+    if fmt == "avro":
+        return f"to_avro(named_struct({fields}), {quote_string(avro_schema(columns, prefix))})"
     if fmt == "json":
         options = {"ignoreNullFields": "false"}
         if opts.get("json.timestamp-format.standard", "SQL").upper() == "SQL":
@@ -641,7 +717,7 @@ def _sink_options(definition: TableDefinition) -> dict[str, str]:
 
 def write(df: DataFrame, definition: TableDefinition) -> None:
     """Append a batch result to the topic."""
-    packages.require(df.sparkSession, packages.KAFKA)
+    require(df.sparkSession, definition)
     _check_reachable(definition)
     _encoded(df, definition).write.format("kafka").options(**_sink_options(definition)).save()
 
@@ -649,7 +725,7 @@ def write(df: DataFrame, definition: TableDefinition) -> None:
 def stream_writer(df: DataFrame, definition: TableDefinition) -> DataStreamWriter:
     """A stream writer appending ``df``'s rows to the topic; into upsert-kafka each
     micro-batch's changes (an updating query's new rows) as upserts."""
-    packages.require(df.sparkSession, packages.KAFKA)
+    require(df.sparkSession, definition)
     _check_reachable(definition)
     if _upsert(definition):
         return df.writeStream.foreachBatch(lambda batch, _id: write(batch, definition))

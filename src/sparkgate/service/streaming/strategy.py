@@ -28,7 +28,6 @@ from sparkgate.service.catalog import quote_name
 from sparkgate.service.job.job import StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.spark import packages
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.streaming import connectors, kafka, resolve
@@ -207,7 +206,7 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
     connectors.check_definition(definition)
     if definition.connector in kafka.CONNECTORS:
         # Spark's Kafka integration, resolved once, now rather than at a first read.
-        packages.require(session.spark, packages.KAFKA)
+        kafka.require(session.spark, definition)
     if definition.temporary:
         _create_temporary(session, definition)
         return
