@@ -43,6 +43,7 @@ help:
 	@echo "make bench      benchmark suite, about 25 min (ARGS=--quick: about 5 min; see BENCHMARKS.md)"
 	@echo "make bench-quick  the benchmark's quick mode (same as make bench ARGS=--quick)"
 	@echo "make cluster    a Spark standalone cluster (a master, two workers) on 127.0.0.1:7077"
+	@echo "make kafka      a single-node Kafka broker on 127.0.0.1:9092, to try the Kafka connectors"
 	@echo "make soak       30-minute soak of one gateway under mixed clients (see BENCHMARKS.md)"
 	@echo "make soak-quick the soak's quick mode, about 3 min (+ start-up and drain)"
 	@echo "make clean      remove build artefacts and caches (keeps $(VENV) and data)"
@@ -130,6 +131,12 @@ BENCH_STAMP := $(VENV)/.sparkgate-bench.stamp
 # then: make run ARGS=-Dspark.master=spark://127.0.0.1:7077 (ARGS here: --workers 3 ...).
 cluster: $(RUN_STAMP) check-java
 	$(BIN)/python -m sparkgate.server.cluster $(ARGS)
+
+.PHONY: kafka
+# Kafka's own broker from Maven Central (resolved once), in the foreground until Ctrl-C;
+# tables name it with 'properties.bootstrap.servers' = '127.0.0.1:9092' (ARGS: --port ...).
+kafka: $(RUN_STAMP) check-java
+	$(BIN)/python -m sparkgate.server.broker $(ARGS)
 
 .PHONY: bench bench-quick
 

@@ -29,7 +29,7 @@ from bench.targets.rest import API, RestClient, RestTarget
 if TYPE_CHECKING:
     from bench.workloads import Context
 
-__all__ = ["run_recovery"]
+__all__ = ["rows_of", "run_recovery"]
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ _STREAM = (
 _INSERT = "INSERT INTO hole SELECT id FROM gen"
 
 
-def _rows(
+def rows_of(
     client: RestClient,
     session: str,
     statement: str,
@@ -72,7 +72,7 @@ def _rows(
 
 def _job_running(client: RestClient, session: str, job_id: str) -> bool:
     return any(
-        str(r[0]) == job_id and r[2] == "RUNNING" for r in _rows(client, session, "SHOW JOBS")
+        str(r[0]) == job_id and r[2] == "RUNNING" for r in rows_of(client, session, "SHOW JOBS")
     )
 
 
@@ -122,8 +122,8 @@ def _restarts(ctx: Context, rest: RestTarget) -> Result:
             client.json("POST", f"{API}/sessions", {"sessionName": "recovery"})["sessionHandle"]
         )
         for statement in _STREAM:
-            _rows(client, session, statement)
-        [[job_id]] = _rows(client, session, _INSERT, {"execution.runtime-mode": "streaming"})
+            rows_of(client, session, statement)
+        [[job_id]] = rows_of(client, session, _INSERT, {"execution.runtime-mode": "streaming"})
         target.release(client)
         time.sleep(2)  # a few micro-batches in its checkpoints
         stopping = time.monotonic()

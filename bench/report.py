@@ -52,6 +52,7 @@ TITLES = {
     "large_result": "Large result read to the end as ARROW (RSS in MiB)",
     "recovery": "Restarts of the gateway (s)",
     "spool": "Result spooling: fetch of {rows} rows x 5 columns as ARROW",
+    "kafka": "Kafka pipelines, {rows} JSON records (records/s)",
 }
 
 #: Goals printed next to the figures; never asserted. ``{sessions}`` is filled
@@ -642,7 +643,41 @@ def _tables(doc: dict[str, Any]) -> list[Table]:
         tables.append(_large_table(workloads["large_result"]))
     if "recovery" in workloads:
         tables.extend(_recovery_tables(workloads["recovery"]))
+    if "kafka" in workloads:
+        tables.append(_kafka_table(workloads["kafka"]))
     return tables
+
+
+def _kafka_table(section: dict[str, Any]) -> Table:
+    notes = _failure(section) + ([f"ERROR {section['error']}"] if section.get("error") else [])
+    rows = []
+    for kind, what in (
+        ("files", "Kafka into Parquet files (filesystem table)"),
+        ("upsert", "Kafka, GROUP BY, into upsert-kafka"),
+    ):
+        e = section.get(kind) or {}
+        rows.append(
+            [
+                what,
+                _fmt(e.get("sparkgate_records_per_s")),
+                _fmt(e.get("pyspark_records_per_s")),
+                _fmt_ratio(e.get("ratio")),
+            ]
+        )
+    latency = section.get("latency") or {}
+    notes.append(
+        f"Median of {(section.get('files') or {}).get('runs', '-')} runs each, interleaved: "
+        "a sparkgate streaming INSERT job (REST, submit to FINISHED) against the same "
+        "pipeline in PySpark Structured Streaming in one process (trigger availableNow), "
+        "both reading the topic from its start. Goal: ratio >= 0.9."
+    )
+    notes.append(
+        f"One record, produced to visible in a streaming SELECT over REST (default trigger): "
+        f"p50 {_fmt(latency.get('p50_ms'))} ms, p99 {_fmt(latency.get('p99_ms'))} ms "
+        f"({latency.get('records', '-')} records)."
+    )
+    title = TITLES["kafka"].format(rows=_rows_label(int(section.get("records") or 0)))
+    return title, ["pipeline", "sparkgate", "PySpark", "ratio"], rows, notes
 
 
 def _fetch_notes(doc: dict[str, Any], section: dict[str, Any]) -> list[str]:

@@ -70,6 +70,11 @@ class BenchSettings:
     recovery_fetch_repeats: int = 3
     # Fair sharing: short queries while one long scan runs in another session.
     # 10 M rows per task; about 40 s on two idle cores.
+    # Kafka: records in the topic; runs of each pipeline per side; single records
+    # timed through a streaming SELECT.
+    kafka_records: int = 1_000_000
+    kafka_repeats: int = 3
+    kafka_latency_records: int = 50
     fair_scan_rows: int = 8_000_000_000
     fair_scan_partitions: int = 800
     # Short queries stop when the scan ends or after this long (then it is cancelled).
@@ -120,6 +125,9 @@ def settings_for(quick: bool, spark: SparkSettings) -> BenchSettings:
         large_result_default_gateway=False,
         recovery_fetch_rows=200_000,
         recovery_fetch_repeats=2,
+        kafka_records=100_000,
+        kafka_repeats=2,
+        kafka_latency_records=10,
         fair_scan_rows=1_200_000_000,
         fair_scan_partitions=120,
         fair_window_s=30.0,

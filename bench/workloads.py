@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.kafka import run_kafka
 from bench.large_result import run_large_result
 from bench.machine import load_avg
 from bench.memory import MIB, PeakSampler, process_rss, tree_rss
@@ -580,6 +581,7 @@ WORKLOADS: dict[str, Callable[[Context], Result]] = {
     "fetch_large": run_fetch_large,
     "large_result": run_large_result,
     "recovery": run_recovery,
+    "kafka": run_kafka,
 }
 
 #: Run order: memory while the servers are still idle, the biggest results last.

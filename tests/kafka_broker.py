@@ -1,23 +1,17 @@
 """A real Apache Kafka broker for tests: a single KRaft node from Maven Central.
 
 :func:`broker_jars` resolves ``org.apache.kafka:kafka_2.13`` (the version of the
-``kafka-clients`` Spark's Kafka connector uses) and its dependencies once, with
-the Ivy resolver pyspark ships, into the tests' shared cache. The ``kafka``
-fixture (session scope) formats a KRaft log directory in a fresh temporary
-directory, starts ``kafka.Kafka`` as broker and controller on two free loopback
-ports, waits until it answers a metadata request, yields a :class:`KafkaBroker`,
-and stops it after. Records are produced and consumed with ``confluent-kafka``.
+``kafka-clients`` Spark's Kafka connector uses) and its dependencies once into the
+tests' shared cache. The ``kafka`` fixture (session scope) runs the broker users
+try the connectors with (``sparkgate.server.broker``, ``make kafka``) on free
+loopback ports in a fresh temporary directory, waits until it answers a metadata
+request, yields a :class:`KafkaBroker`, and stops it after. Records are produced
+and consumed with ``confluent-kafka``.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import os
-import shutil
-import signal
-import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -27,13 +21,12 @@ from typing import Any
 
 import pytest
 
+from sparkgate.server.broker import KAFKA_VERSION
+from sparkgate.server.broker import broker_jars as jars_into
+from sparkgate.server.broker import start_broker as run_broker
 from tests.locks import cache_dir, exclusive
-from tests.processes import free_port
 
 __all__ = ["KafkaBroker", "broker_jars", "kafka"]
-
-KAFKA_VERSION = "3.9.2"
-_START_TIMEOUT_S = 90
 
 
 @dataclass(frozen=True)
@@ -120,18 +113,8 @@ class KafkaBroker:
 
 def broker_jars() -> list[Path]:
     """The broker's class path, resolved once into the tests' cache."""
-    target = cache_dir() / f"kafka-broker-{KAFKA_VERSION}"
     with exclusive(f"kafka-broker-{KAFKA_VERSION}"):
-        ready = target / ".ready"
-        if ready.exists():
-            return sorted(target.glob("*.jar"))
-        shutil.rmtree(target, ignore_errors=True)
-        from sparkgate.service.spark.packages import MAVEN_CENTRAL, retrieve
-
-        coordinate = f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}"
-        retrieve(coordinate, MAVEN_CENTRAL, cache_dir() / "ivy", target)
-        ready.touch()
-        return sorted(target.glob("*.jar"))
+        return jars_into(cache_dir() / f"kafka-broker-{KAFKA_VERSION}")
 
 
 def _answers(bootstrap: str) -> bool:
@@ -146,69 +129,10 @@ def _answers(bootstrap: str) -> bool:
 
 @contextlib.contextmanager
 def start_broker() -> Iterator[KafkaBroker]:
-    from sparkgate.service.spark.java import find_java
-
-    java = str(find_java().path)
-    classpath = os.pathsep.join(str(j) for j in broker_jars())
-    root = Path(tempfile.mkdtemp(prefix="sparkgate-kafka-"))
-    port, controller = free_port(), free_port()
-    properties = root / "server.properties"
-    properties.write_text(
-        "process.roles=broker,controller\n"
-        "node.id=1\n"
-        f"controller.quorum.voters=1@127.0.0.1:{controller}\n"
-        f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}\n"
-        f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n"
-        "controller.listener.names=CONTROLLER\n"
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-        f"log.dirs={root / 'logs'}\n"
-        "offsets.topic.replication.factor=1\n"
-        "transaction.state.log.replication.factor=1\n"
-        "transaction.state.log.min.isr=1\n"
-        "group.initial.rebalance.delay.ms=0\n"
-        "num.partitions=1\n"
-    )
-    subprocess.run(
-        [
-            java,
-            "-cp",
-            classpath,
-            "kafka.tools.StorageTool",
-            "format",
-            # One argument: an id may start with "-", which would read as an option.
-            "--cluster-id=" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="),
-            "-c",
-            str(properties),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    console = (root / "console.log").open("wb")
-    process = subprocess.Popen(
-        [java, "-Xmx512m", "-cp", classpath, "kafka.Kafka", str(properties)],
-        stdout=console,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    bootstrap = f"127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not _answers(bootstrap):
-            assert process.poll() is None, (root / "console.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the Kafka broker did not start"
-            time.sleep(0.5)
-        yield KafkaBroker(bootstrap, root / "logs")
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        console.close()
-        shutil.rmtree(root, ignore_errors=True)
+    """The product's try-out broker (``sparkgate.server.broker``) on free ports, in a
+    temporary directory, ready once it answers a metadata request."""
+    with run_broker(broker_jars(), ready=_answers) as broker:
+        yield KafkaBroker(broker.bootstrap, broker.directory / "logs")
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from sparkgate.server.foreground import free_port, until_stopped
 from sparkgate.service.spark.java import spark_home
 
 __all__ = ["LocalCluster", "main"]
@@ -39,12 +39,6 @@ log = logging.getLogger(__name__)
 
 _HOST = "127.0.0.1"
 _START_TIMEOUT_S = 120.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((_HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def _spark_class() -> Path:
@@ -74,8 +68,8 @@ class LocalCluster:
         self.workers = workers
         self.cores = cores
         self.memory = memory
-        self.port = port or _free_port()
-        self.webui_port = webui_port or _free_port()
+        self.port = port or free_port(_HOST)
+        self.webui_port = webui_port or free_port(_HOST)
         self._own_directory = directory is None
         self.directory = directory or Path(tempfile.mkdtemp(prefix="sparkgate-cluster-"))
         self._processes: list[subprocess.Popen[bytes]] = []
@@ -136,7 +130,7 @@ class LocalCluster:
                 "--memory",
                 self.memory,
                 "--webui-port",
-                str(_free_port()),
+                str(free_port(_HOST)),
                 "--work-dir",
                 str(work),
                 self.master_url,
@@ -217,8 +211,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         webui_port=args.webui_port,
         directory=args.directory,
     )
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     cluster.start()
     print(
         f"Spark standalone cluster running: {cluster.master_url} (web UI {cluster.webui_url}).\n"
@@ -227,10 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     try:
-        while not stop:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        until_stopped()
     finally:
         cluster.stop()
     return 0

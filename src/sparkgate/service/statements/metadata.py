@@ -336,7 +336,8 @@ def flink_ddl(definition: TableDefinition) -> str:
             source = (
                 "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
             )
-            lines.append(f"  {name} {_ddl_type_text(column)} METADATA{source}")
+            virtual = " VIRTUAL" if column.virtual else ""
+            lines.append(f"  {name} {_ddl_type_text(column)} METADATA{source}{virtual}")
         else:
             # Key columns are NOT NULL (Flink adds it; the stored type lacks it).
             not_null = column.not_null or column.name.lower() in keys
@@ -519,6 +520,8 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
                     if column.metadata == column.name
                     else f" FROM {flink_literal(column.metadata)}"
                 )
+                if column.virtual:
+                    extras += " VIRTUAL"
         watermark = None
         if mark is not None and mark.column.lower() == column.name.lower():
             type_text += " *ROWTIME*"

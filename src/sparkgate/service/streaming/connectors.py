@@ -227,11 +227,22 @@ def check_definition(definition: TableDefinition) -> None:
 
 
 def sink_kind(definition: TableDefinition) -> str:
+    """The connector, refused if it cannot be written or its columns cannot be."""
     if definition.connector not in _SINKS:
         raise invalid(
             f"Connector '{definition.connector}' can only be used as a source, not as a sink"
         )
+    if definition.connector in kafka.CONNECTORS:
+        kafka.check_writable(definition)
     return definition.connector
+
+
+def written(definition: TableDefinition) -> tuple[Column, ...]:
+    """The columns an INSERT gives values for: the physical ones and, in a Kafka
+    table, its metadata columns not declared VIRTUAL (in declared order), as Flink."""
+    if definition.connector in kafka.CONNECTORS:
+        return kafka.written(definition)
+    return definition.physical
 
 
 def _physical_ddl(definition: TableDefinition) -> str:

@@ -49,6 +49,8 @@ class Column:
     expression: str | None = None
     metadata: str | None = None
     not_null: bool = False  # declared NOT NULL (a key column is NOT NULL anyway)
+    #: A metadata column only read (``VIRTUAL``): not part of what an INSERT writes.
+    virtual: bool = False
 
     @property
     def type_text(self) -> str:
@@ -157,6 +159,7 @@ class TableDefinition:
                         "expression": c.expression,
                         "metadata": c.metadata,
                         **({"not_null": True} if c.not_null else {}),
+                        **({"virtual": True} if c.virtual else {}),
                     }
                     for c in self.columns
                 ],
@@ -220,11 +223,12 @@ def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tupl
         if len(tail) >= 2 and tail[0].upper == "FROM" and tail[1].kind is TokenKind.STRING:
             key = unquote(tail[1])
             tail = tail[2:]
-        if tail and tail[0].upper == "VIRTUAL":
+        virtual = bool(tail) and tail[0].upper == "VIRTUAL"
+        if virtual:
             tail = tail[1:]
         if tail:
             raise SqlParseError(f"expected METADATA [FROM 'key'] [VIRTUAL] for column {name}")
-        return Column(name, type=column_type, metadata=key)
+        return Column(name, type=column_type, metadata=key, virtual=virtual)
     words = [tok.upper for tok in rest[cut:] if tok.kind is TokenKind.WORD]
     return Column(name, type=column_type, not_null=words[:2] == ["NOT", "NULL"])
 

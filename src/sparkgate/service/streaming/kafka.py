@@ -49,10 +49,12 @@ __all__ = [
     "UPSERT_OPTIONS",
     "avro_schema",
     "check",
+    "check_writable",
     "read",
     "require",
     "stream_writer",
     "write",
+    "written",
 ]
 
 #: The connectors this module serves.
@@ -79,6 +81,7 @@ OPTIONS = (
     "sink.parallelism",
     "json.ignore-parse-errors",
     "json.timestamp-format.standard",
+    "json.fail-on-missing-field",
     "key.json.ignore-parse-errors",
     "value.json.ignore-parse-errors",
     "csv.field-delimiter",
@@ -112,6 +115,8 @@ METADATA: Mapping[str, str] = {
     "timestamp": f"{_RAW}timestamp",
     "timestamp-type": f"{_RAW}timestamp_type",
     "headers": f"{_RAW}headers",
+    # Spark's source does not carry it; Flink's column is nullable, NULL where unknown.
+    "leader-epoch": f"{_RAW}leader_epoch",
 }
 _STARTUP = ("earliest-offset", "latest-offset", "timestamp", "specific-offsets", "group-offsets")
 _BOUNDED = ("unbounded", "latest-offset", "timestamp", "specific-offsets")
@@ -165,6 +170,11 @@ def check(definition: TableDefinition) -> None:
     for name in key_fields:
         if name.lower() not in physical:
             raise invalid(f"key.fields names no physical column: '{name}'")
+    if opts.get("json.fail-on-missing-field") == "true" and "true" in (
+        opts.get("json.ignore-parse-errors"),
+        opts.get("value.json.ignore-parse-errors"),
+    ):
+        raise invalid("fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
     include = opts.get("value.fields-include", "ALL").upper()
     if include not in ("ALL", "EXCEPT_KEY"):
         raise invalid(f"Unsupported value.fields-include '{include}'; valid: ALL, EXCEPT_KEY")
@@ -196,6 +206,31 @@ def require(spark: SparkSession, definition: TableDefinition) -> None:
     opts = definition.options
     if "avro" in (opts.get("format"), opts.get("key.format"), opts.get("value.format")):
         packages.require(spark, packages.AVRO)
+
+
+def written(definition: TableDefinition) -> tuple[Column, ...]:
+    """The columns an INSERT gives values for: the physical ones and the metadata
+    columns not declared VIRTUAL, in declared order (Flink's sink schema)."""
+    return tuple(c for c in definition.columns if c.is_physical or (c.metadata and not c.virtual))
+
+
+def check_writable(definition: TableDefinition) -> None:
+    """Refuse a table whose persisted (not VIRTUAL) metadata columns cannot be written:
+    Spark's sink writes a record's headers, not its timestamp, topic or offset."""
+    for column in definition.columns:
+        if column.metadata is None or column.virtual or column.metadata == "headers":
+            continue
+        if column.metadata == "timestamp":
+            raise invalid(
+                f"Column '{column.name}' would set the records' timestamps, which Spark's "
+                "Kafka sink cannot (a record gets the time it is written): declare it "
+                "METADATA FROM 'timestamp' VIRTUAL to write this table"
+            )
+        raise invalid(
+            f"Invalid metadata key '{column.metadata}' in column '{column.name}' of table "
+            f"'{'.'.join(definition.name)}'. The {definition.connector} sink supports the "
+            "following metadata keys for writing:\nheaders"
+        )
 
 
 def _kind(definition: TableDefinition) -> str:
@@ -452,7 +487,11 @@ def _decoded(
         f"{field} {spark_type(c.type or '')}" for field, c in zip(fields, columns, strict=True)
     )
     ignore = opts.get(f"{role}.{fmt}.ignore-parse-errors", opts.get(f"{fmt}.ignore-parse-errors"))
-    options = {"mode": "PERMISSIVE" if ignore == "true" else "FAILFAST"}
+    # A record that does not parse sets the corrupt-record field: a failure naming
+    # where the record is, or (ignore-parse-errors) NULL columns.
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    schema += f", {_CORRUPT} STRING"
+    kind = fmt.upper()
     if fmt == "json":
         if opts.get("json.timestamp-format.standard", "SQL").upper() == "SQL":
             options["timestampFormat"] = "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]"
@@ -460,10 +499,33 @@ def _decoded(
     else:
         options.update(_csv_options(opts))
         parsed = f"from_csv({text}, {quote_string(schema)}, {_map(options)})"
-    return [
-        f"{parsed}.{field} AS {quote_identifier(c.name)}"
-        for field, c in zip(fields, columns, strict=True)
-    ]
+    where = (
+        "concat('topic ', topic, ', partition ', partition, ', offset ', offset, ': ', "
+        f"{parsed}.{_CORRUPT})"
+    )
+    broken = f"raise_error(concat('Failed to deserialize {kind} record at ', {where}))"
+    missing_fails = fmt == "json" and opts.get("json.fail-on-missing-field") == "true"
+    out = []
+    for field, column in zip(fields, columns, strict=True):
+        value = f"{parsed}.{field}"
+        if missing_fails:
+            name = quote_string(column.name.removeprefix(prefix))
+            lost = (
+                f"raise_error(concat('Failed to deserialize JSON record at topic ', topic, "
+                f"', partition ', partition, ', offset ', offset, ': Could not find field "
+                f"with name ', {name}, '.'))"
+            )
+            value = (
+                f"CASE WHEN {text} IS NOT NULL AND NOT array_contains("
+                f"coalesce(json_object_keys({text}), array()), {name}) THEN {lost} ELSE {value} END"
+            )
+        if ignore != "true":
+            value = f"CASE WHEN {parsed}.{_CORRUPT} IS NOT NULL THEN {broken} ELSE {value} END"
+        out.append(f"{value} AS {quote_identifier(column.name)}")
+    return out
+
+
+_CORRUPT = "__sparkgate_corrupt"
 
 
 # Flink's Avro types of its SQL types (AvroSchemaConverter), by Spark's spelling.
@@ -541,6 +603,7 @@ def _frame(raw: DataFrame, definition: TableDefinition) -> DataFrame:
         "CASE timestampType WHEN 0 THEN 'CreateTime' WHEN 1 THEN 'LogAppendTime' "
         f"ELSE 'NoTimestampType' END AS {METADATA['timestamp-type']}",
         f"map_from_entries(coalesce(headers, array())) AS {METADATA['headers']}",
+        f"CAST(NULL AS INT) AS {METADATA['leader-epoch']}",
     ]
     kind = [KIND_COLUMN] if KIND_COLUMN in raw.columns else []
     return raw.selectExpr(*physical, *kafka_fields, *kind)
@@ -654,7 +717,7 @@ def _encoded(df: DataFrame, definition: TableDefinition) -> DataFrame:
             "an 'upsert-kafka' table"
         )
     opts = definition.options
-    names = [c.name for c in definition.physical]
+    names = [c.name for c in written(definition)]
     kind = [KIND_COLUMN] if changelog else []  # a changelog's kind is its last column
     renamed = df.toDF(*names, *kind) if len(df.columns) == len(names) + len(kind) else df
     value = _encode(_value_format(definition), _value_columns(definition), opts)
@@ -662,6 +725,10 @@ def _encoded(df: DataFrame, definition: TableDefinition) -> DataFrame:
         renamed = renamed.where(f"{KIND_COLUMN} <> 1")
         value = f"CASE WHEN {KIND_COLUMN} = 3 THEN NULL ELSE {value} END"
     exprs = [f"{value} AS value"]
+    headers = [c for c in written(definition) if c.metadata == "headers"]
+    if headers:
+        entries = f"CAST({quote_identifier(headers[0].name)} AS MAP<STRING, BINARY>)"
+        exprs.append(f"map_entries({entries}) AS headers")
     key_columns = _key_columns(definition)
     if key_columns:
         prefix = opts.get("key.fields-prefix", "")

@@ -492,7 +492,9 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     frame, resolution = query_frame(session, insert.query, runtime)
     try:
         if sink is not None:
-            columns = [(c.name, connectors.spark_type(c.type or "")) for c in sink.physical]
+            columns = [
+                (c.name, connectors.spark_type(c.type or "")) for c in connectors.written(sink)
+            ]
         else:
             fields = spark.table(quote_name(insert.target)).schema.fields
             columns = [(f.name, f.dataType.simpleString()) for f in fields]
@@ -524,7 +526,7 @@ def _frame(session: Session, plan: InsertPlan) -> DataFrame:
         return plan.frame
     kind = [KIND_COLUMN] if plan.frame.columns[-1] == KIND_COLUMN else []
     if plan.sink is not None:
-        columns = [c.name for c in plan.sink.physical]
+        columns = [c.name for c in connectors.written(plan.sink)]
     else:
         columns = session.spark.table(quote_name(plan.target)).columns
     return plan.frame.select(*(quote_identifier(c) for c in [*columns, *kind]))
