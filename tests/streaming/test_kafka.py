@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,12 @@ from tests.processes import free_port
 from .conftest import changes, name, run, wait_for, wait_job
 
 
-def _topic() -> str:
-    return f"topic-{uuid.uuid4().hex[:8]}"
+def _topic(broker: KafkaBroker | None = None, partitions: int = 1) -> str:
+    """A new topic's name; created on ``broker`` when given."""
+    topic = f"topic-{uuid.uuid4().hex[:8]}"
+    if broker is not None:
+        broker.create_topic(topic, partitions)
+    return topic
 
 
 # Each connector's options a test table has unless the test says otherwise.
@@ -63,8 +68,7 @@ def _people(n: int) -> list[str]:
 def test_a_batch_select_reads_exactly_the_records_with_their_metadata(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, _people(25), headers=[{"h": f"v{i}".encode()} for i in range(25)])
     table, ddl = _table(
         kafka,
@@ -89,8 +93,7 @@ def test_a_batch_select_reads_exactly_the_records_with_their_metadata(
 def test_a_streaming_select_shows_the_records_as_inserts(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, _people(10))
     table, ddl = _table(kafka, topic, "id BIGINT, name STRING, score DOUBLE")
     run(stream_service, session, ddl)
@@ -116,8 +119,7 @@ def test_a_streaming_select_shows_the_records_as_inserts(
 def test_insert_writes_keyed_json_records_a_consumer_reads(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic, partitions=2)
+    topic = _topic(kafka, partitions=2)
     table, ddl = _table(
         kafka,
         topic,
@@ -143,8 +145,7 @@ def test_insert_writes_keyed_json_records_a_consumer_reads(
 def test_startup_and_bounded_modes_pick_the_records(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, _people(5))
     time.sleep(0.05)
     middle = int(time.time() * 1000)
@@ -185,8 +186,7 @@ def test_startup_and_bounded_modes_pick_the_records(
 def test_raw_and_csv_formats(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, ["1|a", "2|b"])
     raw, ddl = _table(kafka, topic, "line STRING", format="raw")
     run(stream_service, session, ddl)
@@ -207,8 +207,7 @@ def test_raw_and_csv_formats(
 def test_a_record_that_does_not_parse_fails_or_is_skipped(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, ['{"id": 1}', "not json", '{"id": 3}'])
     strict, ddl = _table(kafka, topic, "id BIGINT")
     run(stream_service, session, ddl)
@@ -225,8 +224,7 @@ def test_a_record_that_does_not_parse_fails_or_is_skipped(
     )
     assert rows == [(1,), (3,)]
     # A field the record lacks is NULL, unless json.fail-on-missing-field says otherwise.
-    fields = _topic()
-    kafka.create_topic(fields)
+    fields = _topic(kafka)
     kafka.produce(fields, ['{"id": 1, "name": "a"}', '{"id": 2}'])
     lax, ddl = _table(kafka, fields, "id BIGINT, name STRING")
     run(stream_service, session, ddl)
@@ -277,8 +275,7 @@ def test_a_bad_definition_is_refused_at_create_table(
 def test_a_streaming_insert_is_a_job_writing_every_row_and_a_changelog_is_refused(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     source = name("gen")
     run(
         stream_service,
@@ -316,8 +313,7 @@ def test_upsert_kafka_reads_a_changelog_and_a_tombstone_deletes(
     kafka: KafkaBroker,
     tmp_path: Path,
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     keys = [json.dumps({"k": k}) for k in ("a", "b", "a", "b", "c")]
     values = [
         json.dumps({"k": "a", "v": 1}),
@@ -356,8 +352,7 @@ def test_upsert_kafka_reads_a_changelog_and_a_tombstone_deletes(
     with pytest.raises(ExecutionError, match="keeps every row's kind only as"):
         run(stream_service, session, f"SELECT v FROM {table}")
     # The changelog into another upsert-kafka table: upserts, and the tombstone.
-    copy_topic = _topic()
-    kafka.create_topic(copy_topic)
+    copy_topic = _topic(kafka)
     copy, ddl = _table(
         kafka, copy_topic, "k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED", "upsert-kafka"
     )
@@ -391,8 +386,7 @@ def test_upsert_kafka_reads_a_changelog_and_a_tombstone_deletes(
 def test_a_streaming_group_by_into_upsert_kafka_leaves_the_batch_truth_per_key(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic, partitions=2)
+    topic = _topic(kafka, partitions=2)
     source = name("gen")
     run(
         stream_service,
@@ -510,8 +504,7 @@ def test_show_create_table_prints_the_ddl_with_the_jaas_config_masked(
 def test_fixed_partitioner_and_csv_writes_with_quote_and_null_literal(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic, partitions=3)
+    topic = _topic(kafka, partitions=3)
     table, ddl = _table(
         kafka,
         topic,
@@ -580,8 +573,7 @@ def test_a_stream_from_kafka_reaches_the_batch_truth_in_files_and_a_materialized
     kafka: KafkaBroker,
     tmp_path: Path,
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic, partitions=2)
+    topic = _topic(kafka, partitions=2)
     kafka.produce(topic, _people(30))
     source, ddl = _table(kafka, topic, "id BIGINT, name STRING, score DOUBLE")
     run(stream_service, session, ddl)
@@ -648,8 +640,7 @@ def _avro_record(id_: int, name: str | None) -> bytes:
 def test_avro_values_in_flinks_layout_are_read_and_written(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     kafka.produce(topic, [_avro_record(1, "one"), _avro_record(2, None)])
     table, ddl = _table(kafka, topic, "id BIGINT NOT NULL, name STRING", format="avro")
     run(stream_service, session, ddl)
@@ -661,8 +652,7 @@ def test_avro_values_in_flinks_layout_are_read_and_written(
     written = {r.value() for r in kafka.consume(topic, 4)[2:]}
     assert written == {_avro_record(3, "three"), _avro_record(-4, None)}
     # Decimals and timestamps through Avro's logical types, keyed by an Avro key.
-    typed_topic = _topic()
-    kafka.create_topic(typed_topic)
+    typed_topic = _topic(kafka)
     typed, ddl = _table(
         kafka,
         typed_topic,
@@ -687,8 +677,7 @@ def test_avro_values_in_flinks_layout_are_read_and_written(
 def test_persisted_metadata_columns_are_written_and_virtual_ones_only_read(
     stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
 ) -> None:
-    topic = _topic()
-    kafka.create_topic(topic)
+    topic = _topic(kafka)
     table, ddl = _table(
         kafka,
         topic,
@@ -725,3 +714,34 @@ def test_persisted_metadata_columns_are_written_and_virtual_ones_only_read(
             session,
             f"INSERT INTO {stamped} VALUES (9, TIMESTAMP '2024-01-01 00:00:00')",
         )
+
+
+def test_the_readmes_kafka_example_runs_as_written(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Kafka", 1)[1]
+    block = section.split("```sql\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("--")[0].rstrip() for line in block.splitlines()]
+    statements = [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    assert len(statements) == 6
+    jobs = []
+    for statement in statements:
+        rows = run(stream_service, session, statement.replace("127.0.0.1:9092", kafka.bootstrap))
+        if statement.startswith("SELECT"):
+            assert [r[:2] for r in rows] == [(1, Decimal("9.99"))]
+        if statement.startswith("INSERT INTO totals"):
+            jobs.append(str(rows[0][0]))
+
+    def totals() -> list[tuple[object, ...]]:
+        try:
+            return run(stream_service, session, "SELECT * FROM totals")
+        except ExecutionError:  # no topic before the job's first write creates it
+            return []
+
+    try:
+        run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+        assert wait_for(lambda: totals() == [(1, Decimal("9.99"))], 60)
+    finally:
+        for job in jobs:
+            run(stream_service, session, f"STOP JOB '{job}'")

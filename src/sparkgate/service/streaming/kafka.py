@@ -418,7 +418,9 @@ def _source_options(definition: TableDefinition, batch: bool) -> dict[str, str]:
         out["subscribePattern"] = opts["topic-pattern"]
     else:
         out["subscribe"] = ",".join(_topics(definition))
-    out["includeHeaders"] = "true"
+    # Headers cost a conversion per record: read only where a column shows them.
+    if _upsert(definition) or any(c.metadata == "headers" for c in definition.columns):
+        out["includeHeaders"] = "true"
     # upsert-kafka reads its topics whole: the table is every key's last record.
     mode = opts.get(
         "scan.startup.mode", "earliest-offset" if _upsert(definition) else "group-offsets"
@@ -462,24 +464,26 @@ def _decoded(
     opts: Mapping[str, str],
     role: str,
     prefix: str = "",
-) -> list[str]:
-    """SQL expressions decoding ``source`` (Kafka's key or value bytes) into ``columns``;
-    a column's field in the record is its name without ``prefix``."""
+) -> tuple[str | None, list[str]]:
+    """How ``source`` (Kafka's key or value bytes) decodes into ``columns``: the
+    expression parsing it once, to be named ``role`` (None: nothing to parse), and
+    the columns' expressions over that; a column's field in the record is its
+    name without ``prefix``."""
     from sparkgate.service.streaming.connectors import spark_type
 
     if not columns:
-        return []
+        return None, []
     text = f"CAST({source} AS STRING)"
     if fmt == "raw":
         [column] = columns
         kind = spark_type(column.type or "")
         value = source if kind == "BINARY" else text
-        return [f"CAST({value} AS {kind}) AS {quote_identifier(column.name)}"]
+        return None, [f"CAST({value} AS {kind}) AS {quote_identifier(column.name)}"]
     fields = [quote_identifier(c.name.removeprefix(prefix)) for c in columns]
+    parsed = quote_identifier(f"__sparkgate_{role}")
     if fmt == "avro":
         schema_json = quote_string(avro_schema(columns, prefix))
-        parsed = f"from_avro({source}, {schema_json}, map('mode', 'FAILFAST'))"
-        return [
+        return f"from_avro({source}, {schema_json}, map('mode', 'FAILFAST'))", [
             f"{parsed}.{field} AS {quote_identifier(c.name)}"
             for field, c in zip(fields, columns, strict=True)
         ]
@@ -495,10 +499,10 @@ def _decoded(
     if fmt == "json":
         if opts.get("json.timestamp-format.standard", "SQL").upper() == "SQL":
             options["timestampFormat"] = "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]"
-        parsed = f"from_json({text}, {quote_string(schema)}, {_map(options)})"
+        parse = f"from_json({text}, {quote_string(schema)}, {_map(options)})"
     else:
         options.update(_csv_options(opts))
-        parsed = f"from_csv({text}, {quote_string(schema)}, {_map(options)})"
+        parse = f"from_csv({text}, {quote_string(schema)}, {_map(options)})"
     where = (
         "concat('topic ', topic, ', partition ', partition, ', offset ', offset, ': ', "
         f"{parsed}.{_CORRUPT})"
@@ -522,7 +526,7 @@ def _decoded(
         if ignore != "true":
             value = f"CASE WHEN {parsed}.{_CORRUPT} IS NOT NULL THEN {broken} ELSE {value} END"
         out.append(f"{value} AS {quote_identifier(column.name)}")
-    return out
+    return parse, out
 
 
 _CORRUPT = "__sparkgate_corrupt"
@@ -587,14 +591,20 @@ def _frame(raw: DataFrame, definition: TableDefinition) -> DataFrame:
     key_columns = _key_columns(definition)
     value_columns = _value_columns(definition)
     exprs: dict[str, str] = {}
+    parses: list[str] = []
     if key_columns:
         # The key's fields are named without the prefix in the key's own encoding.
-        decoded = _decoded(opts["key.format"], "key", key_columns, opts, "key", prefix)
+        parse, decoded = _decoded(opts["key.format"], "key", key_columns, opts, "key", prefix)
         exprs.update(zip((c.name for c in key_columns), decoded, strict=True))
-    decoded = _decoded(_value_format(definition), "value", value_columns, opts, "value")
+        parses += [f"{parse} AS __sparkgate_key"] if parse else []
+    parse, decoded = _decoded(_value_format(definition), "value", value_columns, opts, "value")
     for column, expr in zip(value_columns, decoded, strict=True):
         exprs.setdefault(column.name, expr)
+    parses += [f"{parse} AS __sparkgate_value"] if parse else []
     physical = [exprs[c.name] for c in definition.physical]
+    # Each record is parsed once, in a projection of its own: Spark does not inline
+    # an expensive expression into the many columns that read it.
+    raw = raw.selectExpr("*", *parses)
     kafka_fields = [
         f"topic AS {METADATA['topic']}",
         f"partition AS {METADATA['partition']}",
@@ -602,7 +612,9 @@ def _frame(raw: DataFrame, definition: TableDefinition) -> DataFrame:
         f"timestamp AS {METADATA['timestamp']}",
         "CASE timestampType WHEN 0 THEN 'CreateTime' WHEN 1 THEN 'LogAppendTime' "
         f"ELSE 'NoTimestampType' END AS {METADATA['timestamp-type']}",
-        f"map_from_entries(coalesce(headers, array())) AS {METADATA['headers']}",
+        f"map_from_entries(coalesce(headers, array())) AS {METADATA['headers']}"
+        if "headers" in raw.columns
+        else f"CAST(NULL AS MAP<STRING, BINARY>) AS {METADATA['headers']}",
         f"CAST(NULL AS INT) AS {METADATA['leader-epoch']}",
     ]
     kind = [KIND_COLUMN] if KIND_COLUMN in raw.columns else []
