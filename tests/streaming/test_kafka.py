@@ -745,3 +745,36 @@ def test_the_readmes_kafka_example_runs_as_written(
     finally:
         for job in jobs:
             run(stream_service, session, f"STOP JOB '{job}'")
+
+
+@pytest.mark.parametrize("mode", ["batch", "streaming"])
+def test_a_statement_set_writes_two_kafka_tables_in_one_job(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker, mode: str
+) -> None:
+    source = name("gen")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {source} (id BIGINT) WITH ('connector' = 'datagen', "
+        "'number-of-rows' = '20', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+        "'fields.id.end' = '20')",
+    )
+    topics, sinks = [], []
+    for _ in range(2):
+        topic = _topic(kafka)
+        table, ddl = _table(kafka, topic, "id BIGINT")
+        run(stream_service, session, ddl)
+        topics.append(topic)
+        sinks.append(table)
+    run(stream_service, session, f"SET 'execution.runtime-mode' = '{mode}'")
+    evens, odds = sinks
+    [(job_id,)] = run(
+        stream_service,
+        session,
+        f"EXECUTE STATEMENT SET BEGIN "
+        f"INSERT INTO {evens} SELECT id FROM {source} WHERE id % 2 = 0; "
+        f"INSERT INTO {odds} SELECT id FROM {source} WHERE id % 2 = 1; END",
+    )
+    wait_job(stream_service, session, str(job_id))
+    got = [sorted(json.loads(r.value())["id"] for r in kafka.consume(t, 10)) for t in topics]
+    assert got == [list(range(2, 21, 2)), list(range(1, 20, 2))]
