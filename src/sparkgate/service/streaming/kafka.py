@@ -798,6 +798,10 @@ def write(df: DataFrame, definition: TableDefinition) -> None:
     """Append a batch result to the topic."""
     require(df.sparkSession, definition)
     _check_reachable(definition)
+    _send(df, definition)
+
+
+def _send(df: DataFrame, definition: TableDefinition) -> None:
     _encoded(df, definition).write.format("kafka").options(**_sink_options(definition)).save()
 
 
@@ -807,6 +811,6 @@ def stream_writer(df: DataFrame, definition: TableDefinition) -> DataStreamWrite
     require(df.sparkSession, definition)
     _check_reachable(definition)
     if _upsert(definition):
-        return df.writeStream.foreachBatch(lambda batch, _id: write(batch, definition))
+        return df.writeStream.foreachBatch(lambda batch, _id: _send(batch, definition))
     encoded = _encoded(df, definition)
     return encoded.writeStream.format("kafka").options(**_sink_options(definition))
