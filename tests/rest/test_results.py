@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pyarrow as pa
@@ -293,3 +294,32 @@ def test_progress_extension_reports_spark_work(client: httpx.Client, session: st
     assert set(body) >= {"stagesTotal", "stagesDone", "tasksRunning", "elapsed"}
     missing = client.get(f"/v4/sessions/{session}/operations/{uuid.uuid4()}/progress")
     assert missing.status_code == 404
+
+
+def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
+    client: httpx.Client, session: str, tmp_path: Path
+) -> None:
+    # Flink's TIMESTAMP(3) holds milliseconds: the column says precision 3 and its
+    # values show no more digits, though Spark reads (and keeps) microseconds. (A
+    # connector's TIMESTAMP column is Spark's TIMESTAMP, an instant: hence the Z.)
+    (tmp_path / "rows.csv").write_text(
+        "2024-01-02 03:04:05.123456,2024-01-02 03:04:05.120000\n", encoding="utf-8"
+    )
+    table = f"stamps_{uuid.uuid4().hex[:8]}"
+    run(
+        client,
+        session,
+        f"CREATE TEMPORARY TABLE {table} (ms TIMESTAMP(3), us TIMESTAMP(6), "
+        "p AS PROCTIME()) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path}', 'format' = 'csv')",
+    )
+    query = f"SELECT ms, us, p FROM {table}"
+    bodies = run(client, session, query)
+    columns = next(b["results"]["columns"] for b in bodies if b["results"].get("columns"))
+    precisions = {c["name"]: c["logicalType"]["precision"] for c in columns}
+    assert precisions == {"ms": 3, "us": 6, "p": 3}
+    [[ms, us, p]] = rows(bodies)
+    assert (ms, us) == ("2024-01-02T03:04:05.123Z", "2024-01-02T03:04:05.12Z")
+    assert len(p.split(".")[-1].rstrip("Z")) <= 3, p
+    [[ms, us, _]] = rows(run(client, session, query, "PLAIN_TEXT"))
+    assert (ms, us) == ("2024-01-02 03:04:05.123", "2024-01-02 03:04:05.120000")

@@ -32,6 +32,7 @@ UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 STRINGS = (TypeRoot.CHAR, TypeRoot.VARCHAR)
 INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
 
+_UNITS = {0: "second", 3: "millisecond", 6: "microsecond", 9: "nanosecond"}
 _MS_DIVISOR = {"ms": 1, "us": 1000, "ns": 1_000_000}
 # Wide enough that normalising a DECIMAL(38) never rounds.
 _DECIMAL_CONTEXT = decimal.Context(prec=80)
@@ -95,9 +96,16 @@ def wall_clock(array: pa.Array, time_zone: str | None) -> pa.Array:
 
 
 def timestamp_strings(array: pa.Array, iso: bool, precision: int) -> pa.Array:
-    """ISO ``T`` form with the fraction trimmed, or Flink's form with ``precision`` digits."""
-    strings = pc.cast(array, pa.string())
+    """ISO ``T`` form with the fraction trimmed, or Flink's form with ``precision`` digits.
+
+    Either way a value never shows more than ``precision`` digits: a
+    ``TIMESTAMP(3)`` column holds milliseconds in Flink, while Spark's values
+    (a processing time, a cast) keep microseconds.
+    """
     digits = UNIT_DIGITS[array.type.unit]
+    if precision < digits:
+        array = pc.floor_temporal(array, multiple=10 ** (digits - precision), unit=_UNITS[digits])
+    strings = pc.cast(array, pa.string())
     if iso:
         # Fixed-width date part (Spark's years are 0001-9999): faster than replace.
         strings = pc.binary_replace_slice(strings, start=10, stop=11, replacement="T")

@@ -29,7 +29,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkgate.api.results import RowKind
-from sparkgate.api.types import ArrayType, LogicalType, ResultSchema, RowType, TypeRoot
+from sparkgate.api.types import (
+    ArrayType,
+    LocalZonedTimestampType,
+    LogicalType,
+    ResultSchema,
+    RowType,
+    TimestampType,
+    TypeRoot,
+)
 from sparkgate.codec.arrow_text import (
     INTEGERS,
     STRINGS,
@@ -219,10 +227,10 @@ def _values(array: pa.Array, logical_type: LogicalType, time_zone: str | None) -
     if root is TypeRoot.TIME_WITHOUT_TIME_ZONE and types.is_time(kind):
         strings = pc.cast(array, pa.string())
         return _quoted(trim_fraction(strings) if UNIT_DIGITS[kind.unit] else strings)
-    if root is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE and types.is_timestamp(kind):
-        return _quoted(timestamp_strings(array, True, 0))
-    if root is TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE and types.is_timestamp(kind):
-        strings = timestamp_strings(wall_clock(array, time_zone), True, 0)
+    if isinstance(logical_type, TimestampType) and types.is_timestamp(kind):
+        return _quoted(timestamp_strings(array, True, logical_type.precision))
+    if isinstance(logical_type, LocalZonedTimestampType) and types.is_timestamp(kind):
+        strings = timestamp_strings(wall_clock(array, time_zone), True, logical_type.precision)
         return _wrapped(strings, '"', 'Z"')
     if isinstance(logical_type, ArrayType) and (types.is_list(kind) or types.is_large_list(kind)):
         return _json_arrays(array, logical_type, time_zone)

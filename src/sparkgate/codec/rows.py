@@ -272,10 +272,12 @@ class _Encoder:
             if UNIT_DIGITS[array.type.unit]:
                 strings = trim_fraction(strings)
             return strings.to_pylist()  # type: ignore[no-any-return]
-        if root is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE:
-            return timestamp_strings(array, True, 0).to_pylist()  # type: ignore[no-any-return]
-        if root is TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-            strings = timestamp_strings(wall_clock(array, self.time_zone), True, 0)
+        if isinstance(logical_type, TimestampType):
+            strings = timestamp_strings(array, True, logical_type.precision)
+            return strings.to_pylist()  # type: ignore[no-any-return]
+        if isinstance(logical_type, LocalZonedTimestampType):
+            wall = wall_clock(array, self.time_zone)
+            strings = timestamp_strings(wall, True, logical_type.precision)
             return pc.binary_join_element_wise(strings, "Z", "").to_pylist()  # type: ignore[no-any-return]
         if root is TypeRoot.INTERVAL_DAY_TIME:
             return millis(array).to_pylist()  # type: ignore[no-any-return]

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from sparkgate.api.config import Configuration
 from sparkgate.api.endpoint import Endpoint
@@ -54,9 +55,10 @@ from sparkgate.server.pidfiles import (
 )
 from sparkgate.server.ports import check_ports, check_unauthenticated_binds
 from sparkgate.service import options
-from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.spark.checks import SPARK_CHECKED_OPTIONS
-from sparkgate.service.spark.engine import ui_url
+
+if TYPE_CHECKING:
+    from sparkgate.service.gateway import SparkGatewayService
 
 __all__ = [
     "GATEWAY_OPTIONS",
@@ -95,6 +97,10 @@ def load_gateway_configuration(
 
 
 def run_foreground(config: Configuration, *, stop: threading.Event | None = None) -> None:
+    # Imported here: `start`, `stop` and `status` run in processes that never
+    # build the service, and it is most of the gateway's import time.
+    from sparkgate.service.gateway import SparkGatewayService
+
     data_dir = Path(config.get(options.DATA_DIR))
     configure_logging(data_dir / "log")
     stop = stop or threading.Event()
@@ -123,6 +129,8 @@ def _serve(
     stop: _Stop,
     on_signal: Callable[[int, FrameType | None], None],
 ) -> None:
+    from sparkgate.service.spark.engine import ui_url
+
     started: list[Endpoint] = []
     log.info("Starting Spark (data directory %s)", data_dir)
     service.start()

@@ -17,8 +17,9 @@ StringType                     VARCHAR(2147483647) (STRING)         string
   table column varchar(n)      VARCHAR(n) (from field metadata)     string
 BinaryType                     VARBINARY(2147483647) (BYTES)        binary
 DateType                       DATE                                 date32[day]
-TimestampNTZType               TIMESTAMP(6)                         timestamp[us]
-TimestampType                  TIMESTAMP_LTZ(6)                     timestamp[us, tz=UTC] from
+TimestampNTZType               TIMESTAMP(6), TIMESTAMP(p) of a      timestamp[us]
+                               connector column declared so (p<6)
+TimestampType                  TIMESTAMP_LTZ(6), or as declared     timestamp[us, tz=UTC] from
                                                                     toArrow(); tz=<session zone>
                                                                     from mapInArrow
 TimeType(p)                    TIME(p)                              time64[ns]
@@ -91,7 +92,13 @@ from sparkgate.api.types import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["arrow_compatible", "to_logical_type", "to_result_schema"]
+__all__ = [
+    "FLINK_PROCTIME_KEY",
+    "FLINK_TYPE_KEY",
+    "arrow_compatible",
+    "to_logical_type",
+    "to_result_schema",
+]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +107,14 @@ log = logging.getLogger(__name__)
 _DAY_PRECISION = 6
 _YEAR_PRECISION = 4
 _FRACTIONAL_PRECISION = 6  # Spark intervals count microseconds
+
+#: Field metadata of a connector table's column: its Flink type as declared, and
+#: whether it is a processing time (Flink's TIMESTAMP_LTZ(3)).
+FLINK_TYPE_KEY = "sparkgate.flink.type"
+FLINK_PROCTIME_KEY = "sparkgate.flink.proctime"
+_DECLARED_TIMESTAMP = re.compile(r"^TIMESTAMP(?:_LTZ)?\s*\(\s*(\d)\s*\)", re.IGNORECASE)
+_SPARK_TIMESTAMP_PRECISION = 6  # microseconds
+_PROCTIME_PRECISION = 3
 
 _CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
 _CHAR_VARCHAR_RE = re.compile(r"^(char|varchar)\((\d+)\)$", re.IGNORECASE)
@@ -149,13 +164,26 @@ def _string_type(metadata: dict[str, object] | None) -> LogicalType:
     return STRING
 
 
+def _timestamp_precision(metadata: dict[str, object] | None) -> int:
+    """A column's declared timestamp precision (``TIMESTAMP(3)``), at most Spark's six."""
+    meta = metadata or {}
+    if meta.get(FLINK_PROCTIME_KEY) is True:
+        return _PROCTIME_PRECISION
+    declared = meta.get(FLINK_TYPE_KEY)
+    match = _DECLARED_TIMESTAMP.match(declared.strip()) if isinstance(declared, str) else None
+    if match is None:
+        return _SPARK_TIMESTAMP_PRECISION
+    return min(int(match.group(1)), _SPARK_TIMESTAMP_PRECISION)
+
+
 def to_logical_type(
     dt: T.DataType, nullable: bool = True, metadata: dict[str, object] | None = None
 ) -> LogicalType:
     """The Flink logical type for Spark type ``dt``.
 
     ``metadata`` is the enclosing ``StructField``'s, which carries a table
-    column's declared CHAR/VARCHAR length.
+    column's declared CHAR/VARCHAR length and a connector column's declared
+    timestamp precision.
     """
     logical = _map(dt, metadata)
     return logical if logical is NULL else logical.with_nullable(nullable)
@@ -175,9 +203,9 @@ def _map(dt: T.DataType, metadata: dict[str, object] | None) -> LogicalType:
     if isinstance(dt, T.DecimalType):
         return DecimalType(dt.precision, dt.scale)
     if isinstance(dt, T.TimestampNTZType):
-        return TimestampType(6)
+        return TimestampType(_timestamp_precision(metadata))
     if isinstance(dt, T.TimestampType):
-        return LocalZonedTimestampType(6)
+        return LocalZonedTimestampType(_timestamp_precision(metadata))
     if isinstance(dt, T.TimeType):
         return TimeType(dt.precision)
     if isinstance(dt, T.DayTimeIntervalType):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.spark.types import FLINK_PROCTIME_KEY, FLINK_TYPE_KEY
 from sparkgate.service.streaming import jdbc, kafka
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
@@ -456,10 +457,10 @@ def _column_expr(definition: TableDefinition, column: Column) -> str:
 
 
 # Field metadata keys of a connector table's columns (see :func:`flink_column`).
-_FLINK_TYPE = "sparkgate.flink.type"
+_FLINK_TYPE = FLINK_TYPE_KEY
 _FLINK_NOT_NULL = "sparkgate.flink.notNull"
 _FLINK_ROWTIME = "sparkgate.flink.rowtime"
-_FLINK_PROCTIME = "sparkgate.flink.proctime"
+_FLINK_PROCTIME = FLINK_PROCTIME_KEY
 
 
 def _column_metadata(definition: TableDefinition, column: Column) -> dict[str, object]:
