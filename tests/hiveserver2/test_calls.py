@@ -303,6 +303,12 @@ def test_types_and_qualifiers(client: RawClient, session: Any) -> None:
     ]
 
 
+def test_a_column_without_a_name_keeps_sparks_name(client: RawClient, session: Any) -> None:
+    # Flink-protocol sessions say EXPR$0 (tests/rest); HiveServer2 clients see Spark's names.
+    op = execute(client, session, "SELECT 1 + 1, count(*) FROM (VALUES (1)) AS t(a)")
+    assert [name for name, _, _ in schema_of(client, op)] == ["(1 + 1)", "count(1)"]
+
+
 def test_varchar_and_char_table_columns_keep_their_length(client: RawClient, session: Any) -> None:
     query(client, session, "DROP TABLE IF EXISTS hs2_lengths")
     query(client, session, "CREATE TABLE hs2_lengths (v VARCHAR(7), c CHAR(4)) USING parquet")

@@ -323,3 +323,25 @@ def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
     assert len(p.split(".")[-1].rstrip("Z")) <= 3, p
     [[ms, us, _]] = rows(run(client, session, query, "PLAIN_TEXT"))
     assert (ms, us) == ("2024-01-02 03:04:05.123", "2024-01-02 03:04:05.120000")
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        # Flink names a column without an alias EXPR$<position>: an expression, a
+        # literal, a call, an aggregate. A cast keeps its column's name in Spark.
+        (
+            "SELECT 1, 'a' AS s, 1 + 1, upper('a'), CAST(2 AS STRING) AS c, TRUE",
+            ["EXPR$0", "s", "EXPR$2", "EXPR$3", "c", "EXPR$5"],
+        ),
+        ("SELECT x, x + 1 FROM (SELECT 1 + 1) AS q(x)", ["x", "EXPR$1"]),
+        ("SELECT a, count(*) FROM (VALUES (1), (2)) AS t(a) GROUP BY a", ["a", "EXPR$1"]),
+        ("SELECT 1 + 1 UNION ALL SELECT 3", ["EXPR$0"]),
+    ],
+)
+def test_a_column_without_a_name_is_named_as_flink_names_it(
+    client: httpx.Client, session: str, query: str, names: list[str]
+) -> None:
+    bodies = run(client, session, query)
+    columns = next(b["results"]["columns"] for b in bodies if b["results"].get("columns"))
+    assert [c["name"] for c in columns] == names

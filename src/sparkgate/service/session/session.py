@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FLINK_TIME_ZONE_KEY",
+    "HIVESERVER2",
     "SPARK_TIME_ZONE_KEY",
     "Session",
     "is_spark_key",
@@ -75,6 +76,10 @@ _SYSTEM_ZONE = "default"
 
 def is_spark_key(key: str) -> bool:
     return key.startswith(_SPARK_PREFIXES)
+
+
+#: The endpoint whose sessions get Spark's result shapes; every other, Flink's.
+HIVESERVER2 = "hiveserver2"
 
 
 class Session:
@@ -143,6 +148,12 @@ class Session:
                 # sends its whole flink-conf): keep them, but say so.
                 self._properties[key] = value
                 log.warning("Session %s: %s stays unapplied: %s", handle, key, exc.message)
+
+    @property
+    def flink_shapes(self) -> bool:
+        """Whether the session's protocol reads Flink's result columns (names, shapes)."""
+        version = self.environment.endpoint_version
+        return version is None or version.endpoint != HIVESERVER2
 
     def touch(self) -> None:
         self.last_access = time.monotonic()

@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
 
 __all__ = [
-    "HIVESERVER2",
     "describe_table",
     "flink_ddl",
     "flink_literal",
@@ -78,15 +77,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-HIVESERVER2 = "hiveserver2"  # the endpoint id whose sessions get Spark's shapes
 
 _DESCRIBE_COLUMNS = ("name", "type", "null", "key", "extras", "watermark")
 
 
 def flink_shapes(session: Session) -> bool:
     """Whether the session's protocol reads Flink's result columns."""
-    version = session.environment.endpoint_version
-    return version is None or version.endpoint != HIVESERVER2
+    return session.flink_shapes
 
 
 # Each function below answers one form, or returns None for Spark's own answer.

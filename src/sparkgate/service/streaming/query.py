@@ -91,11 +91,30 @@ def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
         output = plan.output()
         out_ids = [output.apply(i).exprId().id() for i in range(output.size())]
         if not key_ids.issubset(out_ids):
+            out_ids = _through_renames(plan, out_ids)
+        if not key_ids.issubset(out_ids):
             return OutputMode.COMPLETE, None
         return OutputMode.UPDATE, tuple(i for i, x in enumerate(out_ids) if x in key_ids)
     except Exception:  # unusual plans: diff whole results, always correct
         log.debug("Could not find the aggregation key", exc_info=True)
         return OutputMode.COMPLETE, None
+
+
+def _through_renames(plan: Any, out_ids: list[int]) -> list[int]:
+    """Output ids seen through a top projection that only renames columns
+    (``toDF``, Flink's ``EXPR$n`` names): a renamed key column is still the key."""
+    if plan.getClass().getSimpleName() != "Project":
+        return out_ids
+    items = plan.projectList()
+    seen = list(out_ids)
+    for i in range(items.size()):
+        item = items.apply(i)
+        if item.getClass().getSimpleName() != "Alias":
+            continue
+        child = item.child()
+        if child.getClass().getSimpleName() == "AttributeReference":
+            seen[i] = child.exprId().id()
+    return seen
 
 
 # Spark's error conditions for an output mode a query cannot run in.

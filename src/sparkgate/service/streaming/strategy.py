@@ -29,7 +29,7 @@ from sparkgate.service.job.job import StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import invalid, to_execution_error
-from sparkgate.service.spark.types import to_result_schema
+from sparkgate.service.spark.types import flink_named, to_result_schema
 from sparkgate.service.streaming import connectors, kafka, resolve
 from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
 from sparkgate.service.streaming.changelog import KIND_COLUMN
@@ -382,6 +382,8 @@ def streaming_execution(
 
     if resolution is not None:
         _keeps_changelog(df, resolution)
+    if session.flink_shapes:
+        df = flink_named(df)
     try:
         # A changelog already (the state-TTL operators): its kind column is no column.
         visible = df.drop(KIND_COLUMN) if df.columns[-1] == KIND_COLUMN else df

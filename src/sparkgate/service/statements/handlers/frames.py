@@ -14,7 +14,7 @@ from sparkgate.service.spark.arrow import ArrowSettings, arrow_schema, stream_ba
 from sparkgate.service.spark.host_access import check_analyzed
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
-from sparkgate.service.spark.types import arrow_compatible, to_result_schema
+from sparkgate.service.spark.types import arrow_compatible, flink_named, to_result_schema
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming.strategy import streaming_execution
@@ -30,6 +30,8 @@ def frame_execution(context: StatementContext, df: DataFrame, relational: bool) 
     changelog for a streaming frame (Spark's ``STREAM(t)``). A ``relational``
     query's result is a query result carrying the operation's id as job id."""
     operation = context.operation
+    if relational and context.session.flink_shapes:
+        df = flink_named(df)
     if df.isStreaming:
         return streaming_execution(context.session, df, context.runtime, operation)
     if not df.schema.fields:
