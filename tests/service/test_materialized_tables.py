@@ -103,7 +103,7 @@ def test_full_mode_refreshes_on_its_schedule(mt_service: SparkGatewayService, s:
     assert scheduler.workflow(handler)["suspended"] is False  # type: ignore[union-attr,index]
     assert _describe(service, s, mt)["refresh status"] == "ACTIVATED"
     text = run(service, s, f"SHOW CREATE MATERIALIZED TABLE {mt}")[0][0]
-    assert f"CREATE MATERIALIZED TABLE `spark_catalog`.`default`.`{mt}`" in text
+    assert f"CREATE MATERIALIZED TABLE `default_catalog`.`default_database`.`{mt}`" in text
     assert "FRESHNESS = INTERVAL '2' SECOND" in text and "REFRESH_MODE = FULL" in text
     assert "COMMENT 'per ds'" in text
     # DROP deletes the workflow with the table.

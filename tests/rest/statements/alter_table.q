@@ -77,7 +77,7 @@ SHOW COLUMNS FROM q_alt LIKE 'note';
 
 SHOW CREATE TABLE q_alt;
 !text
-CREATE TABLE `spark_catalog`.`default`.`q_alt` (
+CREATE TABLE `default_catalog`.`default_database`.`q_alt` (
   `user_id` BIGINT,
   `product` VARCHAR(2147483647) NOT NULL,
   `amt` INT,
@@ -123,4 +123,25 @@ ALTER TABLE q_spark ADD WATERMARK FOR a AS a;
 !error Only connector tables have a watermark
 
 DROP TABLE q_spark;
+!ok
+
+# SHOW CREATE names the first catalog and database as Flink does, and that text runs.
+CREATE TABLE `default_catalog`.`default_database`.`q_again` (
+  `a` INT
+) WITH (
+  'connector' = 'datagen'
+);
+!ok
+
+SHOW CREATE TABLE q_again;
+!text
+CREATE TABLE `default_catalog`.`default_database`.`q_again` (
+  `a` INT
+)
+WITH (
+  'connector' = 'datagen'
+)
+!end
+
+DROP TABLE q_again;
 !ok

@@ -22,7 +22,7 @@ create temporary view if not exists q_v2 as select `user` from q_v1;
 
 show create view q_v2;
 !text
-CREATE TEMPORARY VIEW `spark_catalog`.`default`.`q_v2` (
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v2` (
   `user`
 )
 AS select `user` from q_v1
@@ -34,24 +34,24 @@ show views like 'q_v%';
 | q_v2 |
 
 show create table q_v1;
-!error SHOW CREATE TABLE is only supported for tables, but `spark_catalog`.`default`.`q_v1` is a view
+!error SHOW CREATE TABLE is only supported for tables, but `default_catalog`.`default_database`.`q_v1` is a view
 
 show create view q_orders;
-!error SHOW CREATE VIEW is only supported for views, but `spark_catalog`.`default`.`q_orders` is a table
+!error SHOW CREATE VIEW is only supported for views, but `default_catalog`.`default_database`.`q_orders` is a table
 
 # A permanent view of the same name as a temporary one.
 create view q_v1 comment 'kept' as select `user`, amount + 1 from q_orders;
 !ok
 
 drop view q_v1;
-!error Temporary view with identifier '`spark_catalog`.`default`.`q_v1`' exists. Drop it first
+!error Temporary view with identifier '`default_catalog`.`default_database`.`q_v1`' exists. Drop it first
 
 drop temporary view q_v1;
 !ok
 
 show create view q_v1;
 !text
-CREATE VIEW `spark_catalog`.`default`.`q_v1` (
+CREATE VIEW `default_catalog`.`default_database`.`q_v1` (
   `user`,
   `EXPR$1`
 )
@@ -66,7 +66,7 @@ drop view q_v1;
 !error TABLE_OR_VIEW_NOT_FOUND
 
 drop temporary view q_v1;
-!error Temporary view with identifier '`spark_catalog`.`default`.`q_v1`' does not exist
+!error Temporary view with identifier '`default_catalog`.`default_database`.`q_v1`' does not exist
 
 drop temporary view if exists q_v1;
 !ok

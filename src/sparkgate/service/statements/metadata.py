@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -61,6 +61,7 @@ __all__ = [
     "describe_table",
     "flink_ddl",
     "flink_literal",
+    "flink_path",
     "flink_shapes",
     "full_name",
     "show_catalogs",
@@ -238,25 +239,43 @@ def _definition(session: Session, name: tuple[str, ...]) -> TableDefinition | No
 def show_create_table(session: Session, statement: ShowCreateTable) -> Execution | None:
     flink = flink_shapes(session)
     column = "result" if flink else "createtab_stmt"
+    shown = flink_path if flink else _as_is
     definition = _definition(session, statement.table)
     if definition is not None:
         if statement.view:
-            raise _wrong_kind("VIEW", _qualified(definition.name), "a table", "TABLE")
-        return table_result([column], [[flink_ddl(definition)]])
-    view = _view(session, statement.table)
+            raise _wrong_kind("VIEW", shown(_qualified(definition.name)), "a table", "TABLE")
+        return table_result([column], [[flink_ddl(definition, shown)]])
+    view = _view(session, statement.table, shown)
     if statement.view:
         if view is None:
             # Not a view: Spark's SHOW CREATE TABLE says whether there is a table.
             spark_text = "SHOW CREATE TABLE " + quote_name(statement.table)
             _collect(session, spark_text)
-            raise _wrong_kind("VIEW", full_name(session, statement.table), "a table", "TABLE")
+            full = shown(full_name(session, statement.table))
+            raise _wrong_kind("VIEW", full, "a table", "TABLE")
         return table_result([column], [[view]])
     if not flink:
         return None
     if view is not None:
-        raise _wrong_kind("TABLE", full_name(session, statement.table), "a view", "VIEW")
+        raise _wrong_kind("TABLE", shown(full_name(session, statement.table)), "a view", "VIEW")
     _, rows = _collect(session, statement.text)
     return table_result([column], [[str(row[0])] for row in rows])
+
+
+_FLINK_FIRST = ("default_catalog", "default_database")
+
+
+def flink_path(name: tuple[str, ...]) -> tuple[str, ...]:
+    """A full name as Flink prints it: the session's first catalog and database
+    (Spark's ``spark_catalog.default``) by Flink's names, which statements take too
+    (:mod:`sparkgate.sql.flink_spellings`)."""
+    if len(name) >= 3 and name[0].lower() == "spark_catalog" and name[1].lower() == "default":
+        return (*_FLINK_FIRST, *name[2:])
+    return name
+
+
+def _as_is(name: tuple[str, ...]) -> tuple[str, ...]:
+    return name
 
 
 def full_name(session: Session, name: tuple[str, ...]) -> tuple[str, ...]:
@@ -274,7 +293,9 @@ def _wrong_kind(asked: str, name: tuple[str, ...], found: str, instead: str) -> 
     )
 
 
-def _view(session: Session, name: tuple[str, ...]) -> str | None:
+def _view(
+    session: Session, name: tuple[str, ...], shown: Callable[[tuple[str, ...]], tuple[str, ...]]
+) -> str | None:
     """Flink's ``SHOW CREATE VIEW`` text of the view ``name``; None when no view
     has that name (a table, a connector table, or nothing)."""
     spark = session.spark
@@ -314,15 +335,20 @@ def _view(session: Session, name: tuple[str, ...]) -> str | None:
         log.debug("view %s does not read", name, exc_info=True)
         names = [str(c) for c in desc.schema().fieldNames()]
     columns = ",\n".join(f"  {quote_name((str(c),))}" for c in names)
-    ddl = f"CREATE {'TEMPORARY ' if temporary else ''}VIEW {quote_name(full)} (\n{columns}\n)\n"
+    kind = "TEMPORARY VIEW" if temporary else "VIEW"
+    ddl = f"CREATE {kind} {quote_name(shown(full))} (\n{columns}\n)\n"
     comment = desc.comment()
     if comment.isDefined():
         ddl += f"COMMENT {flink_literal(str(comment.get()))}\n"
     return ddl + f"AS {str(text.get()).strip()}\n"
 
 
-def flink_ddl(definition: TableDefinition) -> str:
-    """``CREATE TABLE`` in Flink's SHOW CREATE TABLE layout; secrets masked."""
+def flink_ddl(
+    definition: TableDefinition,
+    shown: Callable[[tuple[str, ...]], tuple[str, ...]] = flink_path,
+) -> str:
+    """``CREATE TABLE`` in Flink's SHOW CREATE TABLE layout, the table's name as
+    ``shown`` prints it; secrets masked."""
     keys = {k.lower() for k in definition.primary_key}
     lines = []
     for column in definition.columns:
@@ -348,7 +374,7 @@ def flink_ddl(definition: TableDefinition) -> str:
         constraint = quote_name(("PK_" + "_".join(definition.primary_key),))
         lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
     temporary = "TEMPORARY " if definition.temporary else ""
-    name = quote_name(_qualified(definition.name))
+    name = quote_name(shown(_qualified(definition.name)))
     text = f"CREATE {temporary}TABLE {name} (\n" + ",\n".join(lines) + "\n)\n"
     if definition.comment:
         text += f"COMMENT {flink_literal(definition.comment)}\n"

@@ -8,6 +8,7 @@ statement, call it and answer in the session protocol's shape.
 from __future__ import annotations
 
 from sparkgate.api.errors import ExecutionError
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.materialized.definition import MaterializedTable
 from sparkgate.service.materialized.manager import MaterializedTableManager, Refresh
 from sparkgate.service.operation.operation import Execution
@@ -21,7 +22,7 @@ from sparkgate.service.statements.kinds import (
     ShowCreateMaterializedTable,
     ShowMaterializedTables,
 )
-from sparkgate.service.statements.metadata import flink_literal, flink_shapes
+from sparkgate.service.statements.metadata import flink_literal, flink_path, flink_shapes
 from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.sql.quoting import quote_identifier
 
@@ -153,14 +154,18 @@ def show_materialized_tables(
     return table_result([column], [[name] for name in names])
 
 
-def show_create_text(table: MaterializedTable, columns: list[tuple[str, str]]) -> str:
-    """``CREATE MATERIALIZED TABLE`` as Flink's SHOW CREATE prints it."""
+def show_create_text(
+    table: MaterializedTable, columns: list[tuple[str, str]], *, flink: bool = True
+) -> str:
+    """``CREATE MATERIALIZED TABLE`` as Flink's SHOW CREATE prints it (with Spark's
+    names of the first catalog and database unless ``flink``)."""
     lines = [f"  {quote_identifier(name)} {type_text}" for name, type_text in columns]
     if table.primary_key:
         listed = ", ".join(quote_identifier(k) for k in table.primary_key)
         constraint = quote_identifier("PK_" + "_".join(table.primary_key))
         lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
-    text = f"CREATE MATERIALIZED TABLE {table.name} (\n" + ",\n".join(lines) + "\n)\n"
+    name = quote_name(flink_path(table.identifier)) if flink else table.name
+    text = f"CREATE MATERIALIZED TABLE {name} (\n" + ",\n".join(lines) + "\n)\n"
     if table.comment:
         text += f"COMMENT {flink_literal(table.comment)}\n"
     if table.partition_keys:
@@ -189,5 +194,6 @@ def show_create_materialized_table(
     from sparkgate.service.spark.types import to_logical_type
 
     columns = [(f.name, str(to_logical_type(f.dataType)).upper()) for f in fields]
-    column = "result" if flink_shapes(context.session) else "createtab_stmt"
-    return table_result([column], [[show_create_text(table, columns)]])
+    flink = flink_shapes(context.session)
+    column = "result" if flink else "createtab_stmt"
+    return table_result([column], [[show_create_text(table, columns, flink=flink)]])
