@@ -22,6 +22,31 @@ SHOW DATABASES LIKE 'db_';
 | database name |
 | db2 |
 
+# Tables of Spark's kind live in it; connector tables and views are kept by the
+# session catalog, and are refused here with the way out, not a Spark stack trace.
+CREATE TABLE q_mem_t (a INT);
+!ok
+
+CREATE TABLE q_mem_gen (a INT) WITH ('connector' = 'datagen');
+!error Could not create connector table q_mem_gen: catalog 'q_mem' cannot keep connector tables; the gateway keeps them in 'spark_catalog'\. Create it there .* or as a TEMPORARY TABLE
+
+CREATE VIEW q_mem_v AS SELECT 1 AS x;
+!error Could not create view q_mem_v: catalog 'q_mem' cannot keep views \(its Spark catalog, JDBCTableCatalog, has none\)\. Create a TEMPORARY VIEW, or the view in 'spark_catalog'
+
+CREATE TEMPORARY TABLE q_mem_tmp (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '2');
+!ok
+
+CREATE TEMPORARY VIEW q_mem_tv AS SELECT count(*) AS n FROM q_mem_tmp;
+!ok
+
+SELECT n FROM q_mem_tv;
+| n |
+| 2 |
+
+SHOW TABLES;
+| table name |
+| q_mem_t |
+
 USE CATALOG spark_catalog;
 !ok
 

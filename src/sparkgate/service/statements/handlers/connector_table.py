@@ -8,6 +8,7 @@ COLUMNS``, ``RENAME COLUMN``, ...), and a form Spark has no equivalent for
 
 from __future__ import annotations
 
+from sparkgate.service.catalog import SESSION_CATALOG
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.statements.context import StatementContext
@@ -27,7 +28,19 @@ __all__ = ["alter", "create", "drop_temporary"]
 
 
 def create(context: StatementContext, statement: ConnectorTableCreate) -> Execution:
-    strategy.create_connector_table(context.session, statement.definition)
+    definition = statement.definition
+    if not definition.temporary:
+        spark = context.session.spark
+        name = definition.name
+        catalog = name[0] if len(name) >= 3 else spark.catalog.currentCatalog()
+        if catalog.lower() != SESSION_CATALOG:
+            # Their definitions are kept as properties of the session catalog's tables.
+            raise invalid(
+                f"Could not create connector table {'.'.join(name)}: catalog '{catalog}' "
+                f"cannot keep connector tables; the gateway keeps them in '{SESSION_CATALOG}'. "
+                f"Create it there ({SESSION_CATALOG}.<database>.<table>) or as a TEMPORARY TABLE."
+            )
+    strategy.create_connector_table(context.session, definition)
     return ok_result()
 
 

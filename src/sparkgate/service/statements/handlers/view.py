@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalog import SESSION_CATALOG, quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import unnamed_columns
@@ -57,6 +57,28 @@ def _temporary_view(context: StatementContext, name: str) -> bool:
     return bool(spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
 
 
+def _check_holds_views(spark: SparkSession, name: tuple[str, ...]) -> None:
+    """Refuse a view in a catalog whose Spark plug-in keeps no views (Spark's
+    JDBC catalog, behind ``jdbc`` and ``generic_in_memory``), which Spark
+    answers with a ClassCastException."""
+    catalog = name[0] if len(name) >= 3 else spark.catalog.currentCatalog()
+    if catalog.lower() == SESSION_CATALOG:
+        return
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
+    except Exception:
+        return  # no such catalog: Spark says so
+    views = jvm.java.lang.Class.forName("org.apache.spark.sql.connector.catalog.ViewCatalog")
+    if not views.isInstance(plugin):
+        raise invalid(
+            f"Could not create view {'.'.join(name)}: catalog '{catalog}' cannot keep views "
+            f"(its Spark catalog, {plugin.getClass().getSimpleName()}, has none). Create a "
+            f"TEMPORARY VIEW, or the view in '{SESSION_CATALOG}'."
+        )
+
+
 def create_view(context: StatementContext, statement: CreateView) -> Execution:
     spark = context.session.spark
     columns = list(statement.columns)
@@ -74,6 +96,7 @@ def create_view(context: StatementContext, statement: CreateView) -> Execution:
             return ok_result()
         head = f"CREATE TEMPORARY VIEW {quote(name)}"
     else:
+        _check_holds_views(spark, statement.name)
         exists = "IF NOT EXISTS " if statement.if_not_exists else ""
         head = f"CREATE VIEW {exists}{'.'.join(quote(p) for p in statement.name)}"
     if columns:
