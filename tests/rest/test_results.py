@@ -315,7 +315,7 @@ def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
     )
     query = f"SELECT ms, us, p FROM {table}"
     bodies = run(client, session, query)
-    columns = next(b["results"]["columns"] for b in bodies if b["results"].get("columns"))
+    columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
     precisions = {c["name"]: c["logicalType"]["precision"] for c in columns}
     assert precisions == {"ms": 3, "us": 6, "p": 3}
     [[ms, us, p]] = rows(bodies)
@@ -329,12 +329,14 @@ def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
     ("query", "names"),
     [
         # Flink names a column without an alias EXPR$<position>: an expression, a
-        # literal, a call, an aggregate. A cast keeps its column's name in Spark.
+        # literal, a call, an aggregate, a cast.
         (
             "SELECT 1, 'a' AS s, 1 + 1, upper('a'), CAST(2 AS STRING) AS c, TRUE",
             ["EXPR$0", "s", "EXPR$2", "EXPR$3", "c", "EXPR$5"],
         ),
         ("SELECT x, x + 1 FROM (SELECT 1 + 1) AS q(x)", ["x", "EXPR$1"]),
+        # A cast and a string literal, which Spark names as a column ('x', 'a').
+        ("SELECT CAST(x AS STRING), 'a', x FROM (SELECT 1 AS x)", ["EXPR$0", "EXPR$1", "x"]),
         ("SELECT a, count(*) FROM (VALUES (1), (2)) AS t(a) GROUP BY a", ["a", "EXPR$1"]),
         ("SELECT 1 + 1 UNION ALL SELECT 3", ["EXPR$0"]),
     ],
@@ -343,5 +345,5 @@ def test_a_column_without_a_name_is_named_as_flink_names_it(
     client: httpx.Client, session: str, query: str, names: list[str]
 ) -> None:
     bodies = run(client, session, query)
-    columns = next(b["results"]["columns"] for b in bodies if b["results"].get("columns"))
+    columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
     assert [c["name"] for c in columns] == names

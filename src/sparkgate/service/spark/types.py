@@ -283,22 +283,37 @@ _LITERAL_NAME = re.compile(
 )
 
 
-def flink_named(df: DataFrame) -> DataFrame:
+def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
     """``df`` with Flink's name, ``EXPR$<position>``, for each column Spark named
     after its expression (``SELECT 1 + 1``, ``count(*)``, a literal, a call).
 
-    Told from the schema alone, no plan walk: Spark's mark of a generated name
+    Told from the schema where it can be: Spark's mark of a generated name
     where the name is not a plain identifier, a literal's text, or a call's
-    ``f(...)``. A cast keeps its column's name in Spark and so here.
+    ``f(...)``. A cast and a string literal look like a column in the schema
+    (Spark names them ``x`` and ``a``); when ``query`` (the Spark SQL text of
+    ``df``) has one, its parsed select list tells.
     """
+    from sparkgate.service.spark.plans import unnamed_columns
+
     fields = df.schema.fields
     names = [
         f"EXPR${i}" if _expression_name(f.name, f.metadata) else f.name
         for i, f in enumerate(fields)
     ]
+    if query is not None and _HIDDEN_NAMES.search(query):
+        try:
+            for position, name in unnamed_columns(df.sparkSession, query).items():
+                if position < len(names):
+                    names[position] = name
+        except Exception:  # not Spark's text alone (a statement the gateway rewrote)
+            log.debug("no select list to name columns by", exc_info=True)
     if names == [f.name for f in fields]:
         return df
     return df.toDF(*names)
+
+
+# What hides an expression behind a column-like name: a cast, a string literal.
+_HIDDEN_NAMES = re.compile(r"\bCAST\b|::|'", re.IGNORECASE)
 
 
 def _expression_name(name: str, metadata: dict[str, object]) -> bool:

@@ -32,10 +32,10 @@ from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import flink_named, to_result_schema
 from sparkgate.service.streaming import connectors, kafka, resolve
 from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
-from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.changelog import KIND_COLUMN, OutputMode
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
-from sparkgate.service.streaming.query import changelog_batches, start_with_fallback
+from sparkgate.service.streaming.query import changelog_batches, output_mode, start_with_fallback
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -383,7 +383,7 @@ def streaming_execution(
     if resolution is not None:
         _keeps_changelog(df, resolution)
     if session.flink_shapes:
-        df = flink_named(df)
+        df = flink_named(df, resolution.text if resolution is not None else None)
     try:
         # A changelog already (the state-TTL operators): its kind column is no column.
         visible = df.drop(KIND_COLUMN) if df.columns[-1] == KIND_COLUMN else df
@@ -579,6 +579,9 @@ def _starter(
             return query
         append_only = plan.sink.connector in ("filesystem", "kafka")
         modes = ["append"] if append_only else ["append", "update"]
+        if not append_only and output_mode(frame)[0] is not OutputMode.APPEND:
+            # An aggregation: update first, not after Spark analysed and refused append.
+            modes.reverse()
         return start_with_fallback(make, modes)
 
     return start

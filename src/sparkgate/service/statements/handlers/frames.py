@@ -25,13 +25,16 @@ if TYPE_CHECKING:
 __all__ = ["frame_execution"]
 
 
-def frame_execution(context: StatementContext, df: DataFrame, relational: bool) -> Execution:
+def frame_execution(
+    context: StatementContext, df: DataFrame, relational: bool, query: str | None = None
+) -> Execution:
     """What Spark returned decides the result: rows, ``OK`` without columns, or a
     changelog for a streaming frame (Spark's ``STREAM(t)``). A ``relational``
-    query's result is a query result carrying the operation's id as job id."""
+    query's result is a query result carrying the operation's id as job id;
+    ``query`` is its Spark SQL text, which names its columns (Flink's ``EXPR$n``)."""
     operation = context.operation
     if relational and context.session.flink_shapes:
-        df = flink_named(df)
+        df = flink_named(df, query)
     if df.isStreaming:
         return streaming_execution(context.session, df, context.runtime, operation)
     if not df.schema.fields:

@@ -33,5 +33,7 @@ def run_query(context: StatementContext, statement: SparkQuery) -> Execution:
     )
     if isinstance(prepared, Execution):
         return prepared
-    df = prepared if prepared is not None else spark_statement(context.session, statement.text)
-    return frame_execution(context, df, statement.relational)
+    if prepared is not None:  # the gateway's frame over connector tables
+        return frame_execution(context, prepared, statement.relational)
+    df = spark_statement(context.session, statement.text)
+    return frame_execution(context, df, statement.relational, statement.text)
