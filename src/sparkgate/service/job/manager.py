@@ -531,6 +531,7 @@ class JobManager:
             raise error from exc
         self._transition(job, _S.RUNNING)
         self._ensure_monitor()
+        self._watch_end(job)
         log.info(
             "Started streaming job %s (%s), checkpoints in %s", job.id, job.name, job.checkpoint
         )
@@ -591,6 +592,7 @@ class JobManager:
             return
         job.suspended = False
         self._ensure_monitor()
+        self._watch_end(job)
         log.info("Streaming job %s resumed from its checkpoints %s", job.id, where)
 
     # -- looking up ------------------------------------------------------------------
@@ -734,6 +736,24 @@ class JobManager:
             for job in self.jobs():
                 if job.status is _S.RUNNING and job.streaming and not job.suspended:
                     self._check(job)
+
+    def _watch_end(self, job: Job) -> None:
+        """A job whose queries end by themselves (availableNow: its sources read to
+        what they held) is FINISHED as they end, not at the monitor's next look."""
+        if not job.available_now:
+            return
+        queries = list(job.queries)
+
+        def wait() -> None:
+            try:
+                for query in queries:
+                    query.awaitTermination()
+            except Exception:  # failed, or the engine went: _check tells which
+                log.debug("Streaming job %s ended with an error", job.id, exc_info=True)
+            if job.status is _S.RUNNING and not job.suspended and job.queries == queries:
+                self._check(job)
+
+        threading.Thread(target=wait, name=f"sparkgate-job-end-{job.id[:8]}", daemon=True).start()
 
     def _check(self, job: Job) -> None:
         try:
