@@ -43,9 +43,16 @@ SELECT n FROM q_mem_tv;
 | n |
 | 2 |
 
+# Its listing has the session's temporary tables and views too, as Flink's has.
 SHOW TABLES;
 | table name |
 | q_mem_t |
+| q_mem_tmp |
+| q_mem_tv |
+
+SHOW VIEWS;
+| view name |
+| q_mem_tv |
 
 USE CATALOG spark_catalog;
 !ok

@@ -27,7 +27,7 @@ import pyarrow as pa
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
-from sparkgate.service.catalog import list_catalogs, quote_name
+from sparkgate.service.catalog import SESSION_CATALOG, holds_views, list_catalogs, quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import invalid, to_execution_error
@@ -202,12 +202,29 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
     listing = "SHOW VIEWS" if statement.views else "SHOW TABLES"
     if statement.database:
         listing += f" IN {quote_name(statement.database)}"
-    _, rows = _collect(session, listing)
+    other = _other_catalog(session, statement.database)
+    if other is not None and statement.views and not holds_views(session.spark, other)[0]:
+        rows = []  # Spark refuses to list views there (MISSING_CATALOG_ABILITY)
+    else:
+        _, rows = _collect(session, listing)
+    if other is not None:
+        # The session's temporary tables and views are in every catalog's listing,
+        # as Flink's are in the current one's; Spark lists them in its own only.
+        kind = "VIEWS" if statement.views else "TABLES"
+        _, mine = _collect(session, f"SHOW {kind} IN {SESSION_CATALOG}.`default`")
+        rows = [*rows, *(row for row in mine if bool(row[2]))]
     if statement.views:
         rows = [row for row in rows if not _is_connector(session, row)]
     names = sorted({str(row[1]) for row in rows if like is None or like.matches(str(row[1]))})
     column = "view name" if statement.views else "table name"
     return table_result([column], [[name] for name in names])
+
+
+def _other_catalog(session: Session, database: tuple[str, ...]) -> str | None:
+    """The catalog a listing of ``database`` (empty: the current one) is of, when
+    it is not Spark's session catalog."""
+    catalog = database[0] if len(database) > 1 else session.spark.catalog.currentCatalog()
+    return None if catalog.lower() == SESSION_CATALOG else catalog
 
 
 def table_result_of(

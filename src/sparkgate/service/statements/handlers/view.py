@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sparkgate.service.catalog import SESSION_CATALOG, quote_name
+from sparkgate.service.catalog import SESSION_CATALOG, holds_views, quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import unnamed_columns
@@ -58,24 +58,15 @@ def _temporary_view(context: StatementContext, name: str) -> bool:
 
 
 def _check_holds_views(spark: SparkSession, name: tuple[str, ...]) -> None:
-    """Refuse a view in a catalog whose Spark plug-in keeps no views (Spark's
-    JDBC catalog, behind ``jdbc`` and ``generic_in_memory``), which Spark
-    answers with a ClassCastException."""
+    """Refuse a view in a catalog that keeps none, which Spark answers with a
+    ClassCastException."""
     catalog = name[0] if len(name) >= 3 else spark.catalog.currentCatalog()
-    if catalog.lower() == SESSION_CATALOG:
-        return
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    try:
-        plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
-    except Exception:
-        return  # no such catalog: Spark says so
-    views = jvm.java.lang.Class.forName("org.apache.spark.sql.connector.catalog.ViewCatalog")
-    if not views.isInstance(plugin):
+    keeps, plugin = holds_views(spark, catalog)
+    if not keeps:
         raise invalid(
             f"Could not create view {'.'.join(name)}: catalog '{catalog}' cannot keep views "
-            f"(its Spark catalog, {plugin.getClass().getSimpleName()}, has none). Create a "
-            f"TEMPORARY VIEW, or the view in '{SESSION_CATALOG}'."
+            f"(its Spark catalog, {plugin}, has none). Create a TEMPORARY VIEW, or the view "
+            f"in '{SESSION_CATALOG}'."
         )
 
 
