@@ -750,7 +750,10 @@ class JobManager:
                     query.awaitTermination()
             except Exception:  # failed, or the engine went: _check tells which
                 log.debug("Streaming job %s ended with an error", job.id, exc_info=True)
-            if job.status is _S.RUNNING and not job.suspended and job.queries == queries:
+            # Not when the gateway stopped them to resume them after its restart.
+            if self._closing or job.suspended or job.queries != queries:
+                return
+            if job.status is _S.RUNNING:
                 self._check(job)
 
         threading.Thread(target=wait, name=f"sparkgate-job-end-{job.id[:8]}", daemon=True).start()
