@@ -97,6 +97,7 @@ __all__ = [
     "FLINK_TYPE_KEY",
     "arrow_compatible",
     "flink_named",
+    "flink_names",
     "to_logical_type",
     "to_result_schema",
 ]
@@ -283,9 +284,10 @@ _LITERAL_NAME = re.compile(
 )
 
 
-def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
-    """``df`` with Flink's name, ``EXPR$<position>``, for each column Spark named
-    after its expression (``SELECT 1 + 1``, ``count(*)``, a literal, a call).
+def flink_names(df: DataFrame, query: str | None = None) -> list[str] | None:
+    """Flink's names of ``df``'s columns, ``EXPR$<position>`` for each one Spark
+    named after its expression (``SELECT 1 + 1``, ``count(*)``, a literal, a
+    call); None when every name stays.
 
     Told from the schema where it can be: Spark's mark of a generated name
     where the name is not a plain identifier, a literal's text, or a call's
@@ -307,9 +309,13 @@ def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
                     names[position] = name
         except Exception:  # not Spark's text alone (a statement the gateway rewrote)
             log.debug("no select list to name columns by", exc_info=True)
-    if names == [f.name for f in fields]:
-        return df
-    return df.toDF(*names)
+    return None if names == [f.name for f in fields] else names
+
+
+def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
+    """``df`` with :func:`flink_names` (a projection, for a frame Spark runs on)."""
+    names = flink_names(df, query)
+    return df if names is None else df.toDF(*names)
 
 
 # What hides an expression behind a column-like name: a cast, a string literal.
@@ -324,19 +330,21 @@ def _expression_name(name: str, metadata: dict[str, object]) -> bool:
     return _LITERAL_NAME.fullmatch(name) is not None or (name.endswith(")") and "(" in name)
 
 
-def to_result_schema(struct: T.StructType) -> ResultSchema:
-    """The result schema for a Spark schema; comments from ``metadata['comment']``.
+def to_result_schema(struct: T.StructType, names: list[str] | None = None) -> ResultSchema:
+    """The result schema for a Spark schema; comments from ``metadata['comment']``,
+    the columns named ``names`` if given.
 
     Consistent with ``arrow_compatible``: a column it sends as a string is
     typed STRING here.
     """
     columns = []
-    for f in struct.fields:
+    for i, f in enumerate(struct.fields):
         if _needs_string(f.dataType):
             logical = STRING.with_nullable(f.nullable)
         else:
             logical = to_logical_type(f.dataType, f.nullable, f.metadata)
-        columns.append(Column(f.name, logical, _comment(f.metadata)))
+        name = f.name if names is None else names[i]
+        columns.append(Column(name, logical, _comment(f.metadata)))
     return ResultSchema(tuple(columns))
 
 

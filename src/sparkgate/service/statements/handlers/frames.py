@@ -14,7 +14,7 @@ from sparkgate.service.spark.arrow import ArrowSettings, arrow_schema, stream_ba
 from sparkgate.service.spark.host_access import check_analyzed
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
-from sparkgate.service.spark.types import arrow_compatible, flink_named, to_result_schema
+from sparkgate.service.spark.types import arrow_compatible, flink_names, to_result_schema
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming.strategy import streaming_execution
@@ -33,8 +33,6 @@ def frame_execution(
     query's result is a query result carrying the operation's id as job id;
     ``query`` is its Spark SQL text, which names its columns (Flink's ``EXPR$n``)."""
     operation = context.operation
-    if relational and context.session.flink_shapes:
-        df = flink_named(df, query)
     if df.isStreaming:
         return streaming_execution(context.session, df, context.runtime, operation)
     if not df.schema.fields:
@@ -46,9 +44,12 @@ def frame_execution(
         if message is not None:
             raise invalid(message)
     try:
-        schema = to_result_schema(df.schema)
+        # Flink's names, in the schema and the batches only: renaming the frame
+        # itself would cost Spark another analysis of every short query.
+        names = flink_names(df, query) if relational and context.session.flink_shapes else None
+        schema = to_result_schema(df.schema, names)
         # Arrow cannot carry every Spark type as is.
-        batches = _streamed(arrow_compatible(df), context.session.result_limits)
+        batches = _streamed(arrow_compatible(df), context.session.result_limits, names)
     except Exception as exc:
         raise to_execution_error(exc) from exc
     traits = ResultTraits(
@@ -60,14 +61,14 @@ def frame_execution(
 
 
 def _streamed(
-    df: DataFrame, limits: ResultLimits
+    df: DataFrame, limits: ResultLimits, names: list[str] | None = None
 ) -> Iterator[tuple[pa.RecordBatch, tuple[RowKind, ...] | None]]:
     settings = ArrowSettings.of(df.sparkSession)
     schema = arrow_schema(df, settings)
     stream = stream_batches(df, schema, limits, settings)
     try:
         for batch in stream:
-            yield batch, None
+            yield (batch if names is None else batch.rename_columns(names)), None
     except Exception as exc:
         raise to_execution_error(exc) from exc
     finally:
