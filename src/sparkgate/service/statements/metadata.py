@@ -286,7 +286,7 @@ def flink_path(name: tuple[str, ...]) -> tuple[str, ...]:
     """A full name as Flink prints it: the session's first catalog and database
     (Spark's ``spark_catalog.default``) by Flink's names, which statements take too
     (:mod:`sparkgate.sql.flink_spellings`)."""
-    if len(name) >= 3 and name[0].lower() == "spark_catalog" and name[1].lower() == "default":
+    if len(name) >= 3 and name[0].lower() == SESSION_CATALOG and name[1].lower() == "default":
         return (*_FLINK_FIRST, *name[2:])
     return name
 

@@ -457,18 +457,16 @@ def _column_expr(definition: TableDefinition, column: Column) -> str:
 
 
 # Field metadata keys of a connector table's columns (see :func:`flink_column`).
-_FLINK_TYPE = FLINK_TYPE_KEY
 _FLINK_NOT_NULL = "sparkgate.flink.notNull"
 _FLINK_ROWTIME = "sparkgate.flink.rowtime"
-_FLINK_PROCTIME = FLINK_PROCTIME_KEY
 
 
 def _column_metadata(definition: TableDefinition, column: Column) -> dict[str, object]:
     meta: dict[str, object] = {}
     if column.is_proctime:
-        meta[_FLINK_PROCTIME] = True
+        meta[FLINK_PROCTIME_KEY] = True
     elif column.type is not None:
-        meta[_FLINK_TYPE] = column.type_text
+        meta[FLINK_TYPE_KEY] = column.type_text
     keys = {k.lower() for k in definition.primary_key}
     if column.not_null or column.name.lower() in keys:
         meta[_FLINK_NOT_NULL] = True
@@ -490,14 +488,14 @@ class FlinkColumn:
 
 def flink_column(metadata: Mapping[str, object]) -> FlinkColumn | None:
     """The connector column declaration a field's metadata carries, if any."""
-    if not any(key in metadata for key in (_FLINK_TYPE, _FLINK_PROCTIME, _FLINK_NOT_NULL)):
+    if not any(key in metadata for key in (FLINK_TYPE_KEY, FLINK_PROCTIME_KEY, _FLINK_NOT_NULL)):
         return None
-    declared = metadata.get(_FLINK_TYPE)
+    declared = metadata.get(FLINK_TYPE_KEY)
     return FlinkColumn(
         type=declared if isinstance(declared, str) else None,
         not_null=metadata.get(_FLINK_NOT_NULL) is True,
         rowtime=metadata.get(_FLINK_ROWTIME) is True,
-        proctime=metadata.get(_FLINK_PROCTIME) is True,
+        proctime=metadata.get(FLINK_PROCTIME_KEY) is True,
     )
 
 

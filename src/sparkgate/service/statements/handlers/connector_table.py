@@ -19,6 +19,7 @@ from sparkgate.service.statements.kinds import (
     DropTemporaryTable,
     SparkCommand,
 )
+from sparkgate.service.statements.metadata import full_name
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming import resolve, strategy
 from sparkgate.sql.quoting import quote_identifier as quote
@@ -30,9 +31,8 @@ __all__ = ["alter", "create", "drop_temporary"]
 def create(context: StatementContext, statement: ConnectorTableCreate) -> Execution:
     definition = statement.definition
     if not definition.temporary:
-        spark = context.session.spark
         name = definition.name
-        catalog = name[0] if len(name) >= 3 else spark.catalog.currentCatalog()
+        catalog = full_name(context.session, name)[0]
         if catalog.lower() != SESSION_CATALOG:
             # Their definitions are kept as properties of the session catalog's tables.
             raise invalid(

@@ -57,11 +57,11 @@ def _temporary_view(context: StatementContext, name: str) -> bool:
     return bool(spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
 
 
-def _check_holds_views(spark: SparkSession, name: tuple[str, ...]) -> None:
+def _check_holds_views(context: StatementContext, name: tuple[str, ...]) -> None:
     """Refuse a view in a catalog that keeps none, which Spark answers with a
     ClassCastException."""
-    catalog = name[0] if len(name) >= 3 else spark.catalog.currentCatalog()
-    keeps, plugin = holds_views(spark, catalog)
+    catalog = full_name(context.session, name)[0]
+    keeps, plugin = holds_views(context.session.spark, catalog)
     if not keeps:
         raise invalid(
             f"Could not create view {'.'.join(name)}: catalog '{catalog}' cannot keep views "
@@ -87,7 +87,7 @@ def create_view(context: StatementContext, statement: CreateView) -> Execution:
             return ok_result()
         head = f"CREATE TEMPORARY VIEW {quote(name)}"
     else:
-        _check_holds_views(spark, statement.name)
+        _check_holds_views(context, statement.name)
         exists = "IF NOT EXISTS " if statement.if_not_exists else ""
         head = f"CREATE VIEW {exists}{'.'.join(quote(p) for p in statement.name)}"
     if columns:
