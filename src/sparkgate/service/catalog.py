@@ -46,7 +46,6 @@ __all__ = [
     "current_database",
     "get_function_definition",
     "get_table",
-    "holds_views",
     "list_catalogs",
     "list_databases",
     "list_system_functions",
@@ -120,24 +119,6 @@ def current_database(spark: SparkSession) -> str:
 
 
 # -- catalogs and databases -------------------------------------------------
-
-
-def holds_views(spark: SparkSession, catalog: str) -> tuple[bool, str]:
-    """Whether ``catalog`` keeps views, and its Spark plug-in's class name.
-
-    Spark's JDBC catalog (behind ``jdbc`` and ``generic_in_memory``) keeps
-    none. An unknown catalog answers True: Spark's own error says it is unknown.
-    """
-    if catalog.lower() == SESSION_CATALOG:
-        return True, "V2SessionCatalog"
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    try:
-        plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
-    except Exception:
-        return True, ""
-    views = jvm.java.lang.Class.forName("org.apache.spark.sql.connector.catalog.ViewCatalog")
-    return bool(views.isInstance(plugin)), str(plugin.getClass().getSimpleName())
 
 
 def list_catalogs(spark: SparkSession) -> list[str]:

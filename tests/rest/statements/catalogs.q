@@ -57,5 +57,15 @@ SHOW VIEWS;
 USE CATALOG spark_catalog;
 !ok
 
+# The same for a catalog named in full, not used before (its plug-in not yet loaded).
+CREATE CATALOG q_mem2 WITH ('type' = 'generic_in_memory');
+!ok
+
+CREATE VIEW q_mem2.`default`.q_mem_v2 AS SELECT 1 AS x;
+!error Could not create view q_mem2\.default\.q_mem_v2: catalog 'q_mem2' cannot keep views
+
+DROP CATALOG q_mem2;
+!ok
+
 DROP CATALOG q_mem;
 !ok

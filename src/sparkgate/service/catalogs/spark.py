@@ -25,6 +25,7 @@ __all__ = [
     "catalog_keys",
     "configured",
     "evict",
+    "holds_views",
     "load_plugin",
     "qualified_name",
     "remove_options",
@@ -77,6 +78,26 @@ def load_plugin(spark: SparkSession, name: str) -> None:
     """Load (and initialize) the plug-in now; raises what Spark raises."""
     with active_session(spark):
         _catalog_manager(spark).catalog(name)
+
+
+def holds_views(spark: SparkSession, name: str) -> tuple[bool, str]:
+    """Whether catalog ``name`` keeps views, and its plug-in's class name.
+
+    Spark's JDBC catalog (behind ``jdbc`` and ``generic_in_memory``) keeps
+    none. A catalog that does not load answers True: Spark's own error says why.
+    """
+    if name.lower() == SESSION_CATALOG:
+        return True, "V2SessionCatalog"
+    try:
+        with active_session(spark):  # the plug-in's options are in the session's conf
+            plugin = _catalog_manager(spark).catalog(name)
+    except Exception:
+        log.debug("catalog %s does not load", name, exc_info=True)
+        return True, ""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    views = jvm.java.lang.Class.forName("org.apache.spark.sql.connector.catalog.ViewCatalog")
+    return bool(views.isInstance(plugin)), str(plugin.getClass().getSimpleName())
 
 
 def configured(spark: SparkSession, name: str) -> bool:

@@ -27,7 +27,8 @@ import pyarrow as pa
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
-from sparkgate.service.catalog import SESSION_CATALOG, holds_views, list_catalogs, quote_name
+from sparkgate.service.catalog import SESSION_CATALOG, list_catalogs, quote_name
+from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import invalid, to_execution_error

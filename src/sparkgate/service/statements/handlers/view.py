@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sparkgate.service.catalog import SESSION_CATALOG, holds_views, quote_name
+from sparkgate.service.catalog import SESSION_CATALOG, quote_name
+from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import unnamed_columns
