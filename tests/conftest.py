@@ -165,6 +165,29 @@ def pytest_runtest_protocol(
         _in_unit_test = False
 
 
+# -- where the suite's time goes ------------------------------------------------
+
+_module_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Setup and teardown count too: a module's gateway starts in its first setup.
+    module = report.nodeid.split("::", 1)[0]
+    _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The slowest test modules, setup and teardown included: what a faster
+    ``make test`` would have to shorten."""
+    if not _module_seconds:
+        return
+    ranked = sorted(_module_seconds.items(), key=lambda kv: kv[1], reverse=True)
+    total = sum(_module_seconds.values())
+    terminalreporter.section(f"slowest modules (of {total:.0f} s in tests)")
+    for module, seconds in ranked[:30]:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {100 * seconds / total:4.1f} %  {module}")
+
+
 #: ``make test-cluster`` sets it: the gateways the tests start run on a standalone cluster.
 CLUSTER_ENV = "SPARKGATE_TEST_CLUSTER"
 
