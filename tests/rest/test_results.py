@@ -325,6 +325,28 @@ def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
     assert (ms, us) == ("2024-01-02 03:04:05.123", "2024-01-02 03:04:05.120000")
 
 
+def test_a_casts_timestamp_precision_is_the_columns_and_its_values(
+    client: httpx.Client, session: str
+) -> None:
+    # CAST(x AS TIMESTAMP(3)) answers as Flink's TIMESTAMP(3), though Spark's
+    # timestamps have no precision: the gateway's rewrite keeps it for the schema.
+    value = "'2024-01-02 03:04:05.123456'"
+    query = (
+        f"SELECT CAST({value} AS TIMESTAMP(3)) AS a, CAST({value} AS TIMESTAMP_LTZ(0)), "
+        f"CAST({value} AS TIMESTAMP(6)) AS c, CAST(CAST({value} AS TIMESTAMP(3)) AS STRING) AS s"
+    )
+    bodies = run(client, session, query)
+    columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
+    types = {c["name"]: c["logicalType"].get("precision") for c in columns}
+    assert types == {"a": 3, "EXPR$1": 0, "c": 6, "s": None}
+    [row] = rows(run(client, session, query, "PLAIN_TEXT"))
+    assert row[:3] == [
+        "2024-01-02 03:04:05.123",
+        "2024-01-02 03:04:05",
+        "2024-01-02 03:04:05.123456",
+    ]
+
+
 @pytest.mark.parametrize(
     ("query", "names"),
     [

@@ -84,6 +84,47 @@ def test_changelog_replays_to_the_batch_result(
                 assert log[i + 1][0] is RowKind.UPDATE_AFTER and log[i + 1][1][0] == row[0]
 
 
+def test_a_window_aggregation_emits_each_window_once(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    # Flink's window TVF grouped by window_start, window_end: insert-only rows, one
+    # per window, once the watermark passes it, as Flink emits them; so it can
+    # also go into a sink that takes only appends.
+    table = name("ticks")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {table} (id INT, ts TIMESTAMP(3), "
+        "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+        "WITH ('connector' = 'datagen', 'rows-per-second' = '20')",
+    )
+    windowed = (
+        "SELECT window_start, window_end, count(*) AS n "
+        f"FROM TABLE(TUMBLE(TABLE {table}, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+        "GROUP BY window_start, window_end"
+    )
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, windowed)
+    log = changes(stream_service, session, op, until=lambda out: len(out) >= 3)
+    stream_service.cancel_operation(session, op)
+    assert {kind for kind, _ in log} == {RowKind.INSERT}
+    starts = [row[0] for _, row in log]
+    assert len(set(starts)) == len(starts)  # each window once
+    assert all((end - start).total_seconds() == 1 and n > 0 for _, (start, end, n) in log)
+    sink = name("per_second")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'out'}', 'format' = 'json')",
+    )
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} {windowed}")
+    try:
+        assert wait_for(lambda: any((tmp_path / "out").glob("*.json")), timeout=90)
+    finally:
+        run(stream_service, session, f"STOP JOB '{job_id}'")
+
+
 def test_a_view_over_a_connector_table_streams_as_the_table_does(
     stream_service: SparkGatewayService, session: SessionHandle
 ) -> None:

@@ -1,5 +1,6 @@
 """Flink's timestamp precisions after AS and its default_catalog.default_database
-prefix, in Spark's spelling; nothing else touched."""
+prefix, in Spark's spelling; nothing else touched. A precision below six stays
+as a comment, which the result's schema reads back."""
 
 from __future__ import annotations
 
@@ -11,16 +12,25 @@ from sparkgate.sql.flink_spellings import spark_spellings
 @pytest.mark.parametrize(
     ("flink", "spark"),
     [
-        ("SELECT CAST(s AS TIMESTAMP(3)) AS t", "SELECT CAST(s AS TIMESTAMP) AS t"),
-        ("SELECT CAST(s AS timestamp(0))", "SELECT CAST(s AS TIMESTAMP)"),
+        (
+            "SELECT CAST(s AS TIMESTAMP(3)) AS t",
+            "SELECT CAST(s AS TIMESTAMP /* precision 3 */) AS t",
+        ),
+        ("SELECT CAST(s AS timestamp(0))", "SELECT CAST(s AS TIMESTAMP /* precision 0 */)"),
         ("SELECT CAST(s AS TIMESTAMP(9))", "SELECT CAST(s AS TIMESTAMP)"),
-        ("SELECT CAST(s AS TIMESTAMP_LTZ(3))", "SELECT CAST(s AS TIMESTAMP_LTZ)"),
+        (
+            "SELECT CAST(s AS TIMESTAMP_LTZ(3))",
+            "SELECT CAST(s AS TIMESTAMP_LTZ /* precision 3 */)",
+        ),
         (
             "SELECT CAST(s AS TIMESTAMP(3) WITH LOCAL TIME ZONE), 1",
-            "SELECT CAST(s AS TIMESTAMP_LTZ), 1",
+            "SELECT CAST(s AS TIMESTAMP_LTZ /* precision 3 */), 1",
         ),
         ("SELECT CAST(s AS TIMESTAMP(6) WITHOUT TIME ZONE)", "SELECT CAST(s AS TIMESTAMP)"),
-        ("SELECT TRY_CAST(s AS TIMESTAMP(3)) FROM t", "SELECT TRY_CAST(s AS TIMESTAMP) FROM t"),
+        (
+            "SELECT TRY_CAST(s AS TIMESTAMP(3)) FROM t",
+            "SELECT TRY_CAST(s AS TIMESTAMP /* precision 3 */) FROM t",
+        ),
         (
             "SELECT * FROM default_catalog.default_database.t",
             "SELECT * FROM spark_catalog.`default`.t",
@@ -45,7 +55,7 @@ from sparkgate.sql.flink_spellings import spark_spellings
         ),
         (
             "SELECT TO_TIMESTAMP_LTZ(CAST(s AS TIMESTAMP(3)), 3)",
-            "SELECT timestamp_millis(CAST(s AS TIMESTAMP))",
+            "SELECT timestamp_millis(CAST(s AS TIMESTAMP /* precision 3 */))",
         ),
     ],
 )

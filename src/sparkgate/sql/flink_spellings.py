@@ -5,7 +5,11 @@ Timestamp types: Flink writes a timestamp's precision (``CAST(x AS TIMESTAMP(3))
 takes only its own microsecond type there (it reads ``TIMESTAMP(7..9)`` as a
 nanosecond type it does not enable, and refuses other precisions). After ``AS``
 (a CAST's target type) the gateway writes Spark's spelling: ``TIMESTAMP`` and
-``TIMESTAMP_LTZ``; the values keep Spark's microseconds.
+``TIMESTAMP_LTZ``; the values keep Spark's microseconds. A precision below
+Spark's six stays in the text as a comment after the type
+(``TIMESTAMP /* precision 3 */``, :data:`PRECISION_MARK`), which Spark's parser
+skips and the result's schema reads back (``spark.plans.select_list``), so a
+query's cast column answers as ``TIMESTAMP(3)`` with three digits.
 
 ``TO_TIMESTAMP_LTZ(n, 0|3)`` and ``TO_TIMESTAMP_LTZ(<number>)`` (epoch seconds or
 milliseconds) are Spark's ``timestamp_seconds(n)`` / ``timestamp_millis(n)``:
@@ -21,10 +25,16 @@ default_catalog.default_database``).
 
 from __future__ import annotations
 
+import re
+
 from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
-__all__ = ["spark_spellings"]
+__all__ = ["PRECISION_MARK", "spark_spellings"]
+
+#: The comment a rewritten timestamp type keeps its declared precision in.
+PRECISION_MARK = re.compile(r"/\* precision (\d) \*/\s*\)\s*$")
+_SPARK_PRECISION = 6
 
 _TIMESTAMPS = {"TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
 # What may follow TIMESTAMP(p), and the Spark type it makes.
@@ -146,7 +156,10 @@ def spark_spellings(text: str) -> str:
                 spark, end = zoned, tokens[i + 3 + len(words)].end
                 break
         pieces.append(text[last : tok.start])
-        pieces.append(spark)
+        precision = int(size[1].text)
+        pieces.append(
+            spark if precision >= _SPARK_PRECISION else f"{spark} /* precision {precision} */"
+        )
         last = end
     if not pieces:
         return text

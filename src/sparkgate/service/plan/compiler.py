@@ -30,6 +30,7 @@ from typing import Any
 from sparkgate.api.errors import PlanError
 from sparkgate.service.plan import document as d
 from sparkgate.service.plan.document import Edge, Node, StateSpec
+from sparkgate.service.spark.types import WATERMARK_DELAY_KEY
 from sparkgate.sql.quoting import quote_identifier as _quote
 
 __all__ = ["Column", "PlanBuilder", "compile_query"]
@@ -38,7 +39,6 @@ _STREAM_LEAVES = ("StreamingRelationV2", "StreamingRelation", "StreamingDataSour
 _PROCTIME_FUNCTIONS = ("CurrentTimestamp", "Now", "LocalTimestamp", "CurrentTimestampLike")
 _AGGREGATES = {"Count": "COUNT", "Sum": "SUM", "Min": "MIN", "Max": "MAX", "Average": "AVG"}
 _JOIN_TYPES = {"Inner": "INNER", "LeftOuter": "LEFT", "RightOuter": "RIGHT", "FullOuter": "FULL"}
-_WATERMARK_DELAY = "spark.watermarkDelayMs"
 
 
 def _seq(scala: Any) -> list[Any]:
@@ -259,7 +259,7 @@ class _Compiler:
         columns = []
         names = _unique(str(a.name()) for a in _seq(node.output()))
         for name, attr in zip(names, _seq(node.output()), strict=True):
-            time = "rowtime" if attr.metadata().contains(_WATERMARK_DELAY) else None
+            time = "rowtime" if attr.metadata().contains(WATERMARK_DELAY_KEY) else None
             columns.append(Column(name, str(attr.dataType().sql()), attr.exprId().id(), time))
         self._proctime_columns(node, columns)
         identifier = ".".join(_quote(p) for p in table)

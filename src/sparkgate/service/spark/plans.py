@@ -41,6 +41,7 @@ from sparkgate.service.spark.confinement import (
 )
 from sparkgate.service.spark.host_access import found_in
 from sparkgate.service.spark.jvm_cache import jvm_constant
+from sparkgate.sql.flink_spellings import PRECISION_MARK
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InsertPlan",
+    "SelectList",
     "SessionObject",
     "StatementPlan",
     "TableAsSelect",
@@ -59,6 +61,7 @@ __all__ = [
     "parse_statement",
     "read_spans",
     "scala_strings",
+    "select_list",
     "statement_paths",
     "statement_scope",
     "unnamed_columns",
@@ -669,32 +672,63 @@ def statement_paths(spark: SparkSession, text: str) -> tuple[PathUse, ...]:
     return found.paths + tuple(analyzed_paths(analyzed))
 
 
-def unnamed_columns(spark: SparkSession, query: str) -> dict[int, str]:
-    """The output columns of ``query`` that have no name of their own (an
-    expression without an alias), by position, named as Flink names them:
-    ``EXPR$<position>``.
+@dataclass(frozen=True)
+class SelectList:
+    """What a query's select list says of its output columns, by position."""
 
-    Empty when every column has a name, or when positions cannot be told (more
-    than one ``*`` in the select list). Raises Spark's parse error.
-    """
+    #: Columns without a name of their own (an expression without an alias),
+    #: named as Flink names them: ``EXPR$<position>``.
+    unnamed: dict[int, str]
+    #: Columns that are a cast to a timestamp of a declared precision below
+    #: Spark's six (``CAST(x AS TIMESTAMP(3))``, kept by the gateway's rewrite
+    #: as :data:`~sparkgate.sql.flink_spellings.PRECISION_MARK`).
+    precisions: dict[int, int]
+
+
+def select_list(spark: SparkSession, query: str) -> SelectList:
+    """The :class:`SelectList` of ``query``'s first select list; empty when
+    positions cannot be told (more than one ``*``). Raises Spark's parse error."""
+    empty = SelectList({}, {})
     node = parse_plan(spark, query)
     while str(node.nodeName()) not in ("Project", "Aggregate"):
         children = _children(node)
         if not children:
-            return {}
+            return empty
         node = children[0]  # a set operation's columns are its first query's
     items = node.projectList() if str(node.nodeName()) == "Project" else node.aggregateExpressions()
-    kinds = [str(items.apply(i).nodeName()) for i in range(items.size())]
+    expressions = [items.apply(i) for i in range(items.size())]
+    kinds = [str(e.nodeName()) for e in expressions]
     stars = [i for i, kind in enumerate(kinds) if kind == "UnresolvedStar"]
-    if "UnresolvedAlias" not in kinds or len(stars) > 1:
-        return {}
+    marked = "/* precision " in query
+    if ("UnresolvedAlias" not in kinds and not marked) or len(stars) > 1:
+        return empty
     shift = 0
     if stars:
         width = len(spark._jsparkSession.sql(query).schema().fieldNames())
         shift = width - len(kinds)  # the columns the star adds beyond its own place
     positions = [i + shift if stars and i > stars[0] else i for i in range(len(kinds))]
-    return {
-        positions[i]: f"EXPR${positions[i]}"
-        for i, kind in enumerate(kinds)
-        if kind == "UnresolvedAlias"
+    unnamed = {
+        positions[i]: f"EXPR${positions[i]}" for i, k in enumerate(kinds) if k == "UnresolvedAlias"
     }
+    precisions = {}
+    for i, expression in enumerate(expressions) if marked else ():
+        precision = _declared_precision(query, expression.child())
+        if precision is not None:
+            precisions[positions[i]] = precision
+    return SelectList(unnamed, precisions)
+
+
+def _declared_precision(query: str, expression: Any) -> int | None:
+    if str(expression.nodeName()) != "Cast":
+        return None
+    origin = expression.origin()
+    if not (origin.startIndex().isDefined() and origin.stopIndex().isDefined()):
+        return None
+    span = query[origin.startIndex().get() : origin.stopIndex().get() + 1]
+    mark = PRECISION_MARK.search(span)
+    return int(mark.group(1)) if mark else None
+
+
+def unnamed_columns(spark: SparkSession, query: str) -> dict[int, str]:
+    """:attr:`SelectList.unnamed` of ``query``."""
+    return select_list(spark, query).unnamed

@@ -95,9 +95,10 @@ if TYPE_CHECKING:
 __all__ = [
     "FLINK_PROCTIME_KEY",
     "FLINK_TYPE_KEY",
+    "WATERMARK_DELAY_KEY",
     "arrow_compatible",
+    "flink_columns",
     "flink_named",
-    "flink_names",
     "to_logical_type",
     "to_result_schema",
 ]
@@ -114,6 +115,8 @@ _FRACTIONAL_PRECISION = 6  # Spark intervals count microseconds
 #: whether it is a processing time (Flink's TIMESTAMP_LTZ(3)).
 FLINK_TYPE_KEY = "sparkgate.flink.type"
 FLINK_PROCTIME_KEY = "sparkgate.flink.proctime"
+#: Spark's mark of an event-time column (``EventTimeWatermark.delayKey``).
+WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
 _DECLARED_TIMESTAMP = re.compile(r"^TIMESTAMP(?:_LTZ)?\s*\(\s*(\d)\s*\)", re.IGNORECASE)
 _SPARK_TIMESTAMP_PRECISION = 6  # microseconds
 _PROCTIME_PRECISION = 3
@@ -284,42 +287,69 @@ _LITERAL_NAME = re.compile(
 )
 
 
-def flink_names(df: DataFrame, query: str | None = None) -> list[str] | None:
-    """Flink's names of ``df``'s columns, ``EXPR$<position>`` for each one Spark
-    named after its expression (``SELECT 1 + 1``, ``count(*)``, a literal, a
-    call); None when every name stays.
+def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType, list[str] | None]:
+    """``df``'s schema as Flink sees it, and Flink's names of its columns.
 
-    Told from the schema where it can be: Spark's mark of a generated name
-    where the name is not a plain identifier, a literal's text, or a call's
-    ``f(...)``. A cast and a string literal look like a column in the schema
-    (Spark names them ``x`` and ``a``); when ``query`` (the Spark SQL text of
-    ``df``) has one, its parsed select list tells.
+    The names are ``EXPR$<position>`` for each column Spark named after its
+    expression (``SELECT 1 + 1``, ``count(*)``, a literal, a call); None when
+    every name stays. They are told from the schema where it can be: Spark's
+    mark of a generated name where the name is not a plain identifier, a
+    literal's text, or a call's ``f(...)``. A cast and a string literal look
+    like a column in the schema (Spark names them ``x`` and ``a``); when
+    ``query`` (the Spark SQL text of ``df``) has one, its parsed select list
+    tells.
+
+    The schema is ``df.schema`` with a cast column's declared timestamp
+    precision (``CAST(x AS TIMESTAMP(3))``) in its field metadata, which
+    :func:`to_logical_type` reads.
     """
-    from sparkgate.service.spark.plans import unnamed_columns
+    from sparkgate.service.spark.plans import select_list
 
-    fields = df.schema.fields
+    struct = df.schema
+    fields = struct.fields
     names = [
         f"EXPR${i}" if _expression_name(f.name, f.metadata) else f.name
         for i, f in enumerate(fields)
     ]
     if query is not None and _HIDDEN_NAMES.search(query):
         try:
-            for position, name in unnamed_columns(df.sparkSession, query).items():
-                if position < len(names):
-                    names[position] = name
+            found = select_list(df.sparkSession, query)
         except Exception:  # not Spark's text alone (a statement the gateway rewrote)
             log.debug("no select list to name columns by", exc_info=True)
-    return None if names == [f.name for f in fields] else names
+        else:
+            for position, name in found.unnamed.items():
+                if position < len(names):
+                    names[position] = name
+            if found.precisions:
+                struct = _with_precisions(struct, found.precisions)
+    return struct, None if names == [f.name for f in fields] else names
+
+
+def _with_precisions(struct: T.StructType, precisions: dict[int, int]) -> T.StructType:
+    fields = list(struct.fields)
+    for position, precision in precisions.items():
+        field = fields[position] if position < len(fields) else None
+        if field is None or not isinstance(field.dataType, (T.TimestampType, T.TimestampNTZType)):
+            continue
+        zone = "_LTZ" if isinstance(field.dataType, T.TimestampType) else ""
+        metadata = {**field.metadata, FLINK_TYPE_KEY: f"TIMESTAMP{zone}({precision})"}
+        fields[position] = T.StructField(field.name, field.dataType, field.nullable, metadata)
+    return T.StructType(fields)
 
 
 def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
-    """``df`` with :func:`flink_names` (a projection, for a frame Spark runs on)."""
-    names = flink_names(df, query)
+    """``df`` as :func:`flink_columns` describes it (a projection, for a frame
+    Spark runs on)."""
+    struct, names = flink_columns(df, query)
+    if struct != df.schema:
+        df = df.select(
+            *(F.col(quote_identifier(f.name)).alias(f.name, metadata=f.metadata) for f in struct)
+        )
     return df if names is None else df.toDF(*names)
 
 
 # What hides an expression behind a column-like name: a cast, a string literal.
-_HIDDEN_NAMES = re.compile(r"\bCAST\b|::|'", re.IGNORECASE)
+_HIDDEN_NAMES = re.compile(r"\bCAST\b|::|'|/\* precision ", re.IGNORECASE)
 
 
 def _expression_name(name: str, metadata: dict[str, object]) -> bool:

@@ -38,6 +38,7 @@ from sparkgate.sql.lexer import (
     unquote,
 )
 from sparkgate.sql.splitter import group_statements, split_statements
+from sparkgate.sql.window_tvfs import window_functions
 
 __all__ = ["INCOMPLETE_MARK", "QUERY_KEYWORDS", "incomplete", "parse_statement"]
 
@@ -543,7 +544,8 @@ def parse_statement(statement: str) -> k.Statement:
     Within a :func:`~sparkgate.sql.deadline.parse_deadline` it raises
     ``ParseTimeoutError`` once the time is up.
     """
-    statement = spark_spellings(statement)  # Flink's TIMESTAMP(3), default_catalog.default_database
+    # Flink's TIMESTAMP(3), default_catalog.default_database, window functions.
+    statement = window_functions(spark_spellings(statement))
     tokens = tokenize(statement)
     # Between the passes too: the lexer and the splitter check every few thousand tokens.
     check_deadline()

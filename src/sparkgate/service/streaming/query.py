@@ -40,6 +40,7 @@ from sparkgate.api.status import OperationStatus
 from sparkgate.service.job.job import query_caught_up, query_exhausted
 from sparkgate.service.spark.arrow import arrow_schema
 from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.types import WATERMARK_DELAY_KEY
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ChangelogDiffer, OutputMode
 
 if TYPE_CHECKING:
@@ -58,11 +59,14 @@ _LIVE = frozenset({OperationStatus.RUNNING, OperationStatus.FINISHED})
 Item = tuple[pa.RecordBatch, tuple[RowKind, ...] | None]
 
 
-def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
+def output_mode(df: DataFrame, bounded: bool = False) -> tuple[OutputMode, tuple[int, ...] | None]:
     """How to run ``df`` and, for an aggregation, which output columns are its key.
 
     The key is the aggregation's non-aggregate outputs, when every one of them
     reaches the result; otherwise the result is diffed whole (complete mode).
+    An aggregation by an event-time window of unbounded sources appends each
+    window once the watermark passes it; over ``bounded`` sources it updates,
+    since Spark's watermark stops short of the last windows when the input ends.
     """
     try:
         plan = df._jdf.queryExecution().analyzed()
@@ -79,6 +83,10 @@ def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
             children = current.children()
             pending.extend(children.apply(i) for i in range(children.size()))
         if node is None:
+            return OutputMode.APPEND, None
+        if not bounded and _groups_by_event_time(node):
+            # A window on event time: Spark emits each window once the watermark
+            # passes it, insert-only as Flink's window aggregations are.
             return OutputMode.APPEND, None
         exprs = node.aggregateExpressions()
         key_ids = set()
@@ -98,6 +106,17 @@ def output_mode(df: DataFrame) -> tuple[OutputMode, tuple[int, ...] | None]:
     except Exception:  # unusual plans: diff whole results, always correct
         log.debug("Could not find the aggregation key", exc_info=True)
         return OutputMode.COMPLETE, None
+
+
+def _groups_by_event_time(aggregate: Any) -> bool:
+    keys = aggregate.groupingExpressions()
+    for i in range(keys.size()):
+        key = keys.apply(i)
+        if key.getClass().getSimpleName() == "AttributeReference" and key.metadata().contains(
+            WATERMARK_DELAY_KEY
+        ):
+            return True
+    return False
 
 
 def _through_renames(plan: Any, out_ids: list[int]) -> list[int]:
@@ -159,7 +178,7 @@ def changelog_batches(
         mode, key = OutputMode.CHANGELOG, None
         schema = arrow_schema(df.drop(KIND_COLUMN))
     else:
-        mode, key = output_mode(df)
+        mode, key = output_mode(df, resolution.bounded)
         schema = arrow_schema(df)
     differ = ChangelogDiffer(mode, key)
     handoff: queue.Queue[list[tuple[Any, ...]]] = queue.Queue(maxsize=1)

@@ -14,7 +14,7 @@ from sparkgate.service.spark.arrow import ArrowSettings, arrow_schema, stream_ba
 from sparkgate.service.spark.host_access import check_analyzed
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.limits import ResultLimits
-from sparkgate.service.spark.types import arrow_compatible, flink_names, to_result_schema
+from sparkgate.service.spark.types import arrow_compatible, flink_columns, to_result_schema
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming.strategy import streaming_execution
@@ -46,8 +46,10 @@ def frame_execution(
     try:
         # Flink's names, in the schema and the batches only: renaming the frame
         # itself would cost Spark another analysis of every short query.
-        names = flink_names(df, query) if relational and context.session.flink_shapes else None
-        schema = to_result_schema(df.schema, names)
+        struct, names = df.schema, None
+        if relational and context.session.flink_shapes:
+            struct, names = flink_columns(df, query)
+        schema = to_result_schema(struct, names)
         # Arrow cannot carry every Spark type as is.
         batches = _streamed(arrow_compatible(df), context.session.result_limits, names)
     except Exception as exc:
