@@ -28,6 +28,7 @@ from sparkgate.service.statements.view_forms import parse_view_statement
 from sparkgate.service.streaming.alter import parse_alter_table
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.deadline import check_deadline
+from sparkgate.sql.flink_refusals import refuse_unsupported
 from sparkgate.sql.flink_spellings import spark_spellings
 from sparkgate.sql.lexer import (
     Token,
@@ -546,6 +547,7 @@ def parse_statement(statement: str) -> k.Statement:
     """
     # Flink's TIMESTAMP(3), default_catalog.default_database, window functions.
     statement = window_functions(spark_spellings(statement))
+    refuse_unsupported(statement)
     tokens = tokenize(statement)
     # Between the passes too: the lexer and the splitter check every few thousand tokens.
     check_deadline()
