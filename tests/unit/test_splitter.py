@@ -143,6 +143,11 @@ END"""
             id="begin-end-as-columns",
         ),
         pytest.param("BEGIN; SELECT 1", ["BEGIN", "SELECT 1"], id="bare-begin-is-no-block"),
+        pytest.param(
+            "SELECT * FROM t /*+ OPTIONS('k'='v') */; SELECT 2 /* note */;",
+            ["SELECT * FROM t /*+ OPTIONS('k'='v') */", "SELECT 2"],
+            id="a-hint-ending-a-statement-is-its-own",
+        ),
     ],
 )
 def test_split_statements(script: str, expected: list[str]) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "group_statements",
     "is_complete",
     "split_statements",
+    "statement_text",
     "strip_trailing_semicolon",
 ]
 
@@ -182,6 +183,20 @@ def group_statements(tokens: Sequence[Token]) -> list[list[Token]]:
     return [sig[a:b] for a, b in ranges]
 
 
+def statement_text(text: str, tokens: Sequence[Token], group: Sequence[Token]) -> str:
+    """The text of one of :func:`group_statements`' groups of ``tokens`` (of
+    ``text``), with a hint comment that ends it (Flink's ``t /*+ OPTIONS(...) */``
+    at the end of a query), which belongs to the statement."""
+    end = group[-1].end
+    for token in tokens:
+        if token.start < end:
+            continue
+        if not (token.is_comment and token.text.startswith("/*+")):
+            break
+        end = token.end
+    return text[group[0].start : end]
+
+
 def split_statements(script: str) -> list[str]:
     """Statements of ``script``: trimmed, without ``;``, comment-only pieces dropped.
 
@@ -191,7 +206,7 @@ def split_statements(script: str) -> list[str]:
     """
     tokens = tokenize(script)
     ensure_terminated(script, tokens)
-    return [script[group[0].start : group[-1].end] for group in group_statements(tokens)]
+    return [statement_text(script, tokens, group) for group in group_statements(tokens)]
 
 
 def is_complete(text: str) -> bool:

@@ -38,7 +38,7 @@ from sparkgate.sql.lexer import (
     tokenize,
     unquote,
 )
-from sparkgate.sql.splitter import group_statements, split_statements
+from sparkgate.sql.splitter import group_statements, split_statements, statement_text
 from sparkgate.sql.window_tvfs import window_functions
 
 __all__ = ["INCOMPLETE_MARK", "QUERY_KEYWORDS", "incomplete", "parse_statement"]
@@ -560,7 +560,7 @@ def parse_statement(statement: str) -> k.Statement:
     if len(groups) > 1:
         raise SqlParseError(f"expected one statement, found {len(groups)}")
     group = groups[0]
-    text = statement[group[0].start : group[-1].end]
+    text = statement_text(statement, tokens, group)
     try:
         parsed = _parse(Cursor(statement, group), text)
     except SqlParseError as exc:

@@ -19,22 +19,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.api.errors import SqlParseError
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.spark.plans import parse_statement, read_spans, scala_strings
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
     batch_frame,
+    check_definition,
     check_readable,
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
+from sparkgate.sql.lexer import TokenKind, group_items, tokenize, unquote
 from sparkgate.sql.quoting import quote_identifier
 
 if TYPE_CHECKING:
@@ -47,6 +51,7 @@ __all__ = [
     "forget_temporary",
     "invalidate",
     "lookup",
+    "options_hint",
     "provider",
     "register_temporary",
     "resolved",
@@ -365,6 +370,10 @@ def resolved(
     views: list[str] = []
     pieces: list[str] = []
     last = 0
+    # Spark's parser refuses Flink's OPTIONS hints after a table's name: it sees
+    # the text without them, at the same offsets.
+    written = text
+    text, hints = _without_hints(text)
     resolution = Resolution(text)
     try:
         plan = parse_statement(spark, text)
@@ -394,7 +403,13 @@ def resolved(
             ref = Reference(span.read.name, span.read.stream)
             entry = _entry(spark, ref.name, temporary)
             definition = entry.definition
+            hinted, hint_end = _hint_after(written, span.end, hints)
             if definition is not None:
+                if hinted:
+                    definition = dataclasses.replace(
+                        definition, options={**definition.options, **hinted}
+                    )
+                    check_definition(definition)
                 check_readable(definition)
             if definition is not None and (streaming or ref.stream):
                 source = stream_frame(spark, definition, trigger_s)
@@ -435,7 +450,7 @@ def resolved(
             # columns qualified by it (``t.k``) still resolve.
             alias = "" if span.read.alias is not None else f" AS {quote_identifier(ref.name[-1])}"
             pieces.append(view + alias)
-            last = span.end
+            last = hint_end
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)
@@ -444,6 +459,51 @@ def resolved(
         for view in views:
             with contextlib.suppress(Exception):
                 spark.catalog.dropTempView(view)
+
+
+_HINT = re.compile(r"/\*\+\s*OPTIONS\s*\(", re.IGNORECASE)
+
+
+def _without_hints(text: str) -> tuple[str, dict[int, tuple[dict[str, str], int]]]:
+    """``text`` with each OPTIONS hint (Flink's dynamic table options, ``t /*+
+    OPTIONS('k' = 'v', ...) */``) blanked out, and the hints by where they start:
+    their options and where they end."""
+    if "/*+" not in text:
+        return text, {}
+    hints: dict[int, tuple[dict[str, str], int]] = {}
+    for token in tokenize(text):
+        if token.kind is TokenKind.BLOCK_COMMENT and _HINT.match(token.text):
+            hints[token.start] = (options_hint(token.text), token.end)
+    for start, (_, end) in hints.items():
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, hints
+
+
+def _hint_after(
+    text: str, at: int, hints: Mapping[int, tuple[dict[str, str], int]]
+) -> tuple[dict[str, str], int]:
+    """The options of the hint after a table's name ending at ``at``, and where
+    it ends; none and ``at`` without one."""
+    start = len(text[at:]) - len(text[at:].lstrip()) + at if hints else at
+    return hints.get(start, ({}, at))
+
+
+def options_hint(comment: str) -> dict[str, str]:
+    """The options of a hint comment ``/*+ OPTIONS('k' = 'v', ...) */``."""
+    body = comment[3:-2]
+    tokens = tokenize(body)
+    if len(tokens) < 2 or tokens[0].upper != "OPTIONS":
+        raise SqlParseError("An OPTIONS hint is /*+ OPTIONS('key' = 'value', ...) */")
+    items, after = group_items(tokens, 1)
+    options: dict[str, str] = {}
+    for item in items:
+        kinds = [t.kind for t in item]
+        if kinds != [TokenKind.STRING, TokenKind.EQUALS, TokenKind.STRING] or after != len(tokens):
+            raise SqlParseError(
+                "An OPTIONS hint takes 'key' = 'value' pairs: /*+ " + body.strip()[:200] + " */"
+            )
+        options[unquote(item[0])] = unquote(item[2])
+    return options
 
 
 _ROW = "__sparkgate_row"

@@ -335,7 +335,8 @@ def query_execution(
             trigger_s=runtime.trigger_s,
             values_as_streams=True,
         ) as resolution:
-            if not resolution.definitions and not resolution.sources:
+            unchanged = resolution.text == text  # no table replaced, no hint taken out
+            if not resolution.definitions and not resolution.sources and unchanged:
                 return None
             df = session.spark.sql(resolution.text)
     except ExecutionError:
