@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -672,6 +675,155 @@ def test_avro_values_in_flinks_layout_are_read_and_written(
         f"SELECT k, CAST(amount AS STRING), CAST(at AS STRING), CAST(day AS STRING) FROM {typed}",
     )
     assert rows == [(1, "56.78", "2024-02-03 04:05:06.789", "2024-02-03")]
+
+
+# Flink's avro layout of nested types, written out by hand (Avro's binary rules):
+# a nullable value is the union ["null", type] (branch 0: null, 1: the value), an
+# array or a map its items in one block (count, items) ended by an empty block, a
+# ROW its fields in order.
+def _avro_string(text: str) -> bytes:
+    data = text.encode()
+    return _zigzag(len(data)) + data
+
+
+def _avro_nullable(value: Any, encode: Callable[[Any], bytes]) -> bytes:
+    return _zigzag(0) if value is None else _zigzag(1) + encode(value)
+
+
+def _avro_block(items: list[bytes]) -> bytes:
+    return (_zigzag(len(items)) + b"".join(items) if items else b"") + _zigzag(0)
+
+
+def _avro_decimal(value: Decimal, scale: int) -> bytes:
+    """A decimal's unscaled value as the shortest two's-complement bytes."""
+    unscaled = int(value.scaleb(scale))
+    data = unscaled.to_bytes(
+        (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1, "big", signed=True
+    )
+    return _zigzag(len(data)) + data
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+Owner = tuple[str | None, date | None, datetime | None]
+Item = tuple[str | None, Decimal | None]
+
+
+def _avro_owner(owner: Owner) -> bytes:
+    """ROW<name STRING, born DATE, at TIMESTAMP(3)>: a date as days, a timestamp
+    as milliseconds since the epoch (Flink's legacy timestamp-millis, zone-less)."""
+    name, born, at = owner
+    return (
+        _avro_nullable(name, _avro_string)
+        + _avro_nullable(born, lambda d: _zigzag((d - _EPOCH.date()).days))
+        + _avro_nullable(at, lambda t: _zigzag((t - _EPOCH) // timedelta(milliseconds=1)))
+    )
+
+
+def _avro_nested(
+    id_: int,
+    tags: list[str | None] | None,
+    scores: dict[str, int | None] | None,
+    owner: Owner | None,
+    items: list[Item | None] | None,
+) -> bytes:
+    """Flink's avro layout of (id BIGINT NOT NULL, tags ARRAY<STRING>, scores
+    MAP<STRING, INT>, owner ROW<...> (:func:`_avro_owner`), items ARRAY<ROW<sku
+    STRING, price DECIMAL(10, 2)>>)."""
+
+    def item(row: Item) -> bytes:
+        sku, price = row
+        return _avro_nullable(sku, _avro_string) + _avro_nullable(
+            price, lambda p: _avro_decimal(p, 2)
+        )
+
+    def tag(value: str | None) -> bytes:
+        return _avro_nullable(value, _avro_string)
+
+    def score(entry: tuple[str, int | None]) -> bytes:
+        return _avro_string(entry[0]) + _avro_nullable(entry[1], _zigzag)
+
+    return (
+        _zigzag(id_)
+        + _avro_nullable(tags, lambda ts: _avro_block([tag(t) for t in ts]))
+        + _avro_nullable(scores, lambda m: _avro_block([score(e) for e in m.items()]))
+        + _avro_nullable(owner, _avro_owner)
+        + _avro_nullable(items, lambda rows: _avro_block([_avro_nullable(r, item) for r in rows]))
+    )
+
+
+_NESTED_COLUMNS = (
+    "id BIGINT NOT NULL, tags ARRAY<STRING>, scores MAP<STRING, INT>, "
+    "owner ROW<name STRING, born DATE, at TIMESTAMP(3)>, "
+    "items ARRAY<ROW<sku STRING, price DECIMAL(10, 2)>>"
+)
+
+
+def test_avro_arrays_maps_and_rows_in_flinks_layout_are_read_and_written(
+    stream_service: SparkGatewayService, session: SessionHandle, kafka: KafkaBroker
+) -> None:
+    # Flink's TIMESTAMP is zone-less: read and shown in UTC it is what Flink wrote.
+    run(stream_service, session, "SET 'table.local-time-zone' = 'UTC'")
+    at = datetime(2024, 1, 2, 3, 4, 5, 678000)
+    records = {
+        1: (
+            ["a", None, "c"],
+            {"x": 1},
+            ("ann", date(2024, 1, 2), at),
+            [("s1", Decimal("12.34")), None, ("s2", Decimal("-0.50"))],
+        ),
+        2: (None, None, None, None),
+        3: ([], {}, (None, None, None), []),
+        4: (["d"], {"y": None}, ("bob", None, None), [("s3", None)]),
+        # Read only: a map's entries are written in a hash map's order.
+        5: (None, {"p": 1, "q": 2}, None, None),
+    }
+    topic = _topic(kafka)
+    kafka.produce(topic, [_avro_nested(i, *values) for i, values in records.items()])
+    table, ddl = _table(kafka, topic, _NESTED_COLUMNS, format="avro")
+    run(stream_service, session, ddl)
+    utc = at.replace(tzinfo=timezone.utc)
+    nobody = {"name": None, "born": None, "at": None}
+    rows = run(stream_service, session, f"SELECT * FROM {table} ORDER BY id")
+    # A map comes as its entries, in no particular order (Avro reads a hash map).
+    shown = [
+        (i, tags, scores if scores is None else dict(scores), *rest)
+        for i, tags, scores, *rest in rows
+    ]
+    assert shown == [
+        (
+            1,
+            ["a", None, "c"],
+            {"x": 1},
+            {"name": "ann", "born": date(2024, 1, 2), "at": utc},
+            [
+                {"sku": "s1", "price": Decimal("12.34")},
+                None,
+                {"sku": "s2", "price": Decimal("-0.50")},
+            ],
+        ),
+        (2, None, None, None, None),
+        (3, [], {}, nobody, []),
+        (4, ["d"], {"y": None}, {**nobody, "name": "bob"}, [{"sku": "s3", "price": None}]),
+        (5, None, {"p": 1, "q": 2}, None, None),
+    ]
+    # Written back, with the owner as an Avro key too: the bytes Flink writes.
+    out_topic = _topic(kafka)
+    out, ddl = _table(
+        kafka,
+        out_topic,
+        _NESTED_COLUMNS,
+        format="avro",
+        **{"key.format": "avro", "key.fields": "owner"},
+    )
+    run(stream_service, session, ddl)
+    run(stream_service, session, f"INSERT INTO {out} SELECT * FROM {table} WHERE id < 5")
+    written = {(r.key(), r.value()) for r in kafka.consume(out_topic, 4)}
+    assert written == {
+        (_avro_nullable(values[2], _avro_owner), _avro_nested(i, *values))
+        for i, values in records.items()
+        if i < 5
+    }
 
 
 def test_persisted_metadata_columns_are_written_and_virtual_ones_only_read(

@@ -49,6 +49,9 @@ __all__ = [
     "datagen_select",
     "flink_column",
     "masked_options",
+    "nested_type",
+    "nullability",
+    "row_field",
     "sink_kind",
     "sink_select",
     "spark_type",
@@ -117,7 +120,12 @@ _ZONE_SUFFIXES = frozenset(
 _N = TypeVar("_N", int, float)
 
 
-_NESTED = re.compile(r"^(ARRAY|MAP|ROW)\s*<(.*)>$", re.IGNORECASE | re.DOTALL)
+# A nested type: ARRAY<...>, MAP<...>, ROW<...> or ROW(...).
+_NESTED = re.compile(r"^(ARRAY|MAP|ROW)\s*(?:<(.*)>|\((.*)\))$", re.IGNORECASE | re.DOTALL)
+# A type's trailing nullability: NOT NULL, or NULL (Flink's default, said aloud).
+_NULLABILITY = re.compile(r"^(.+?)\s+(NOT\s+NULL|NULL)$", re.IGNORECASE | re.DOTALL)
+# A ROW field: its name (plain or in backticks), its type, an optional 'description'.
+_ROW_FIELD = re.compile(r"^(`(?:[^`]|``)*`|[^\s`]+)\s+(.+?)(?:\s+'(?:[^']|'')*')?$", re.DOTALL)
 
 
 def _top_level(text: str) -> list[str]:
@@ -134,17 +142,62 @@ def _top_level(text: str) -> list[str]:
     return [*parts, text[start:].strip()]
 
 
+def nullability(flink_type: str) -> tuple[str, bool]:
+    """``flink_type`` on one line without its trailing ``NOT NULL`` (or ``NULL``),
+    and whether it said ``NOT NULL``."""
+    text = " ".join(flink_type.split())
+    match = _NULLABILITY.match(text)
+    if match is None:
+        return text, False
+    return match[1], match[2].upper() != "NULL"
+
+
+def nested_type(flink_type: str) -> tuple[str, list[str]] | None:
+    """A nested type's kind (``ARRAY``, ``MAP`` or ``ROW``) and its parts: the
+    element type, the key and value types, or the fields' declarations (each as
+    :func:`row_field` reads it); None for any other type. A trailing ``NOT NULL``
+    is the caller's (:func:`nullability`)."""
+    match = _NESTED.match(" ".join(flink_type.split()))
+    if match is None:
+        return None
+    kind, angled, parenthesised = match[1].upper(), match[2], match[3]
+    if parenthesised is not None and kind != "ROW":  # ARRAY(...) is no type
+        return None
+    inner = angled if angled is not None else parenthesised
+    return kind, [] if not inner.strip() else _top_level(inner)
+
+
+def row_field(declaration: str) -> tuple[str, str]:
+    """A ROW field's ``name type [NOT NULL] ['description']`` as its name (a
+    backtick-quoted one unquoted) and its type with its nullability."""
+    match = _ROW_FIELD.match(declaration.strip())
+    if match is None:
+        name, _, kind = declaration.strip().partition(" ")
+        return name, kind
+    name = match[1]
+    if name.startswith("`"):
+        name = name[1:-1].replace("``", "`")
+    return name, match[2]
+
+
+def _field_name(name: str) -> str:
+    """A STRUCT field's name in Spark's DDL: backtick-quoted unless a plain word."""
+    return name if re.fullmatch(r"\w+", name) else quote_identifier(name)
+
+
 def spark_type(flink_type: str) -> str:
     """Flink's spelling of a type in Spark's; types both know pass unchanged. The
     element types of ``ARRAY<...>`` and ``MAP<...>`` and the fields of ``ROW<...>``
-    (Spark's ``STRUCT``) are spelled again too."""
-    text = " ".join(flink_type.split())
-    nested = _NESTED.match(text)
+    or ``ROW(...)`` (Spark's ``STRUCT``) are spelled again too. Spark's types are
+    nullable: a ``NOT NULL`` (a column's, an element's, a field's) is left to the
+    caller, and a field's description is dropped."""
+    text, _ = nullability(flink_type)
+    nested = nested_type(text)
     if nested:
-        kind, parts = nested.group(1).upper(), _top_level(nested.group(2))
+        kind, parts = nested
         if kind == "ROW":
-            fields = [part.partition(" ") for part in parts]
-            inner = ", ".join(f"{field}: {spark_type(kind_)}" for field, _, kind_ in fields)
+            fields = [row_field(part) for part in parts]
+            inner = ", ".join(f"{_field_name(n)}: {spark_type(t)}" for n, t in fields)
             return f"STRUCT<{inner}>"
         return f"{kind}<{', '.join(spark_type(part) for part in parts)}>"
     src = TokenReader(text, "a column type")

@@ -483,8 +483,9 @@ def _decoded(
     parsed = quote_identifier(f"__sparkgate_{role}")
     if fmt == "avro":
         schema_json = quote_string(avro_schema(columns, prefix))
+        # Avro's int is a TINYINT's or SMALLINT's too: each column in its declared type.
         return f"from_avro({source}, {schema_json}, map('mode', 'FAILFAST'))", [
-            f"{parsed}.{field} AS {quote_identifier(c.name)}"
+            f"CAST({parsed}.{field} AS {spark_type(c.type or '')}) AS {quote_identifier(c.name)}"
             for field, c in zip(fields, columns, strict=True)
         ]
     schema = ", ".join(
@@ -546,37 +547,105 @@ _AVRO_TYPES: Mapping[str, object] = {
     "DATE": {"type": "int", "logicalType": "date"},
     "TIMESTAMP": {"type": "long", "logicalType": "timestamp-millis"},
 }
+# The namespace of Flink's records; a nested ROW's record is named after the path
+# to it: ``record_<field>``, ``record_<field>_<field>`` (an ARRAY's element or a
+# MAP's value is named as the ARRAY or MAP).
+_AVRO_NAMESPACE = "org.apache.flink.avro.generated"
 
 
 def avro_schema(columns: list[Column], prefix: str = "") -> str:
     """The Avro schema Flink's ``avro`` format derives from ``columns``: a record
-    named ``record``, a nullable column as the union ``["null", type]``."""
+    named ``record`` (in Flink's namespace), a nullable column or element, MAP value
+    or ROW field as the union ``["null", type]`` (and a field ``"default": null``),
+    an ``ARRAY`` an Avro array, a ``MAP`` (of string keys only) an Avro map, a
+    ``ROW`` a record named after its path."""
+    fields = [
+        _avro_field(column, column.name.removeprefix(prefix), column.type or "", column.not_null)
+        for column in columns
+    ]
+    return json.dumps(
+        {"type": "record", "name": "record", "namespace": _AVRO_NAMESPACE, "fields": fields}
+    )
+
+
+def _avro_field(
+    column: Column, name: str, flink_type: str, not_null: bool, record: str = "record"
+) -> dict[str, object]:
+    """Field ``name`` of the record named ``record``, of type ``flink_type``."""
+    from sparkgate.service.streaming.connectors import nullability
+
+    not_null = not_null or nullability(flink_type)[1]
+    field: dict[str, object] = {
+        "name": name,
+        "type": _avro_type(column, flink_type, not_null, f"{record}_{name}"),
+    }
+    if not not_null:
+        field["default"] = None
+    return field
+
+
+def _avro_type(column: Column, flink_type: str, not_null: bool, record: str) -> object:
+    """Flink's Avro type of ``flink_type`` (a part of ``column``'s type); a ROW in
+    it is the record named ``record``."""
+    from sparkgate.service.streaming.connectors import (
+        nested_type,
+        nullability,
+        row_field,
+        spark_type,
+    )
+
+    text, declared_not_null = nullability(flink_type)
+    nested = nested_type(text)
+    avro: object
+    if nested is None:
+        avro = _avro_scalar(column, text)
+    elif nested[0] == "ARRAY" and len(nested[1]) == 1:
+        avro = {"type": "array", "items": _avro_type(column, nested[1][0], False, record)}
+    elif nested[0] == "MAP" and len(nested[1]) == 2:
+        key, value = nested[1]
+        if spark_type(key) != "STRING":
+            raise invalid(
+                "Avro format doesn't support non-string as key type of map. The key type "
+                f"is: {key} (column {column.name}: {_declared(column)}); declare the map "
+                "MAP<STRING, ...>"
+            )
+        avro = {"type": "map", "values": _avro_type(column, value, False, record)}
+    elif nested[0] == "ROW":
+        fields = [
+            _avro_field(column, name, field_type, False, record)
+            for name, field_type in map(row_field, nested[1])
+        ]
+        avro = {"type": "record", "name": record, "fields": fields}
+    else:
+        raise _no_avro_type(column, text)
+    return avro if not_null or declared_not_null else ["null", avro]
+
+
+def _avro_scalar(column: Column, flink_type: str) -> object:
     from sparkgate.service.streaming.connectors import spark_type
 
-    fields = []
-    for column in columns:
-        kind = spark_type(column.type or "")
-        decimal = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", kind)
-        avro: object
-        if decimal:
-            precision, scale = int(decimal[1]), int(decimal[2])
-            avro = {
-                "type": "bytes",
-                "logicalType": "decimal",
-                "precision": precision,
-                "scale": scale,
-            }
-        elif kind in _AVRO_TYPES:
-            avro = _AVRO_TYPES[kind]
-        else:
-            raise invalid(
-                f"The 'avro' format has no type for column {column.name} ({column.type}); "
-                "supported: " + ", ".join([*_AVRO_TYPES, "DECIMAL(p, s)"])
-            )
-        if not column.not_null:
-            avro = ["null", avro]
-        fields.append({"name": column.name.removeprefix(prefix), "type": avro})
-    return json.dumps({"type": "record", "name": "record", "fields": fields})
+    kind = spark_type(flink_type)
+    decimal = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", kind)
+    if decimal:
+        precision, scale = int(decimal[1]), int(decimal[2])
+        return {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": scale}
+    if kind in _AVRO_TYPES:
+        return _AVRO_TYPES[kind]
+    raise _no_avro_type(column, flink_type)
+
+
+def _declared(column: Column) -> str:
+    """``column``'s type as declared, on one line."""
+    return " ".join((column.type or "").split())
+
+
+def _no_avro_type(column: Column, flink_type: str) -> Exception:
+    where = "" if flink_type == _declared(column) else f"{flink_type} in "
+    return invalid(
+        f"The 'avro' format has no type for {where}column {column.name} ({_declared(column)}); "
+        "supported: "
+        + ", ".join([*_AVRO_TYPES, "DECIMAL(p, s)", "ARRAY<T>", "MAP<STRING, V>", "ROW<...>"])
+    )
 
 
 def _map(options: Mapping[str, str]) -> str:
