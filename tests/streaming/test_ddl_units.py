@@ -219,3 +219,18 @@ def test_a_parameterised_type_is_one_column_and_a_comparison_is_no_bracket() -> 
         ("small", "id < 3"),
         ("big", "id > 2"),
     ]
+
+
+def test_not_null_inside_a_nested_type_is_the_types() -> None:
+    definition = parse_connector_table(
+        "CREATE TABLE t (a ARRAY<INT NOT NULL> NOT NULL, r ROW<x INT NOT NULL, y STRING> "
+        "COMMENT 'c', m MAP<STRING, ARRAY<BIGINT NOT NULL>>, d DECIMAL(10, 2) NOT NULL) "
+        "WITH ('connector' = 'kafka')"
+    )
+    assert definition is not None
+    assert [(c.name, c.type, c.not_null) for c in definition.columns] == [
+        ("a", "ARRAY<INT NOT NULL>", True),
+        ("r", "ROW<x INT NOT NULL, y STRING>", False),
+        ("m", "MAP<STRING, ARRAY<BIGINT NOT NULL>>", False),
+        ("d", "DECIMAL(10, 2)", True),
+    ]

@@ -209,8 +209,13 @@ def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tupl
         return Column(name, expression=src.source(item[2:]))
     rest = item[1:]
     cut = len(rest)
+    depth = 0  # inside ARRAY<...>, ROW(...): a field's NOT NULL is the type's
     for j, tok in enumerate(rest):  # METADATA / NOT NULL / COMMENT '...' follow the type
-        if tok.kind is TokenKind.WORD and tok.upper in _AFTER_TYPE:
+        if tok.kind is TokenKind.LPAREN or (tok.kind is TokenKind.OPERATOR and tok.text == "<"):
+            depth += 1
+        elif tok.kind is TokenKind.RPAREN or (tok.kind is TokenKind.OPERATOR and tok.text == ">"):
+            depth -= 1
+        elif depth == 0 and tok.kind is TokenKind.WORD and tok.upper in _AFTER_TYPE:
             cut = j
             break
     if cut == 0:
