@@ -667,9 +667,9 @@ def _kafka_table(section: dict[str, Any]) -> Table:
     latency = section.get("latency") or {}
     notes.append(
         f"Median of {(section.get('files') or {}).get('runs', '-')} runs each, interleaved: "
-        "a sparkgate streaming INSERT job (REST, submit to FINISHED) against the same "
-        "pipeline in PySpark Structured Streaming in one process (trigger availableNow), "
-        "both reading the topic from its start. Goal: ratio >= 0.9."
+        "a sparkgate streaming INSERT job (REST, submit to the end time DESCRIBE JOB "
+        "gives) against the same pipeline in PySpark Structured Streaming in one "
+        "process (trigger availableNow), both reading the topic from its start. Goal: ratio >= 0.9."
     )
     notes.append(
         f"One record, produced to visible in a streaming SELECT over REST (default trigger): "
