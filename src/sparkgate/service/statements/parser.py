@@ -28,6 +28,7 @@ from sparkgate.service.statements.view_forms import parse_view_statement
 from sparkgate.service.streaming.alter import parse_alter_table
 from sparkgate.service.streaming.ddl import parse_connector_table
 from sparkgate.sql.deadline import check_deadline
+from sparkgate.sql.flink_functions import flink_functions
 from sparkgate.sql.flink_refusals import refuse_unsupported
 from sparkgate.sql.flink_spellings import spark_spellings
 from sparkgate.sql.lexer import (
@@ -545,8 +546,8 @@ def parse_statement(statement: str) -> k.Statement:
     Within a :func:`~sparkgate.sql.deadline.parse_deadline` it raises
     ``ParseTimeoutError`` once the time is up.
     """
-    # Flink's TIMESTAMP(3), default_catalog.default_database, window functions.
-    statement = window_functions(spark_spellings(statement))
+    # Flink's TIMESTAMP(3), default_catalog.default_database, window functions, ARRAY[...].
+    statement = flink_functions(window_functions(spark_spellings(statement)))
     refuse_unsupported(statement)
     tokens = tokenize(statement)
     # Between the passes too: the lexer and the splitter check every few thousand tokens.

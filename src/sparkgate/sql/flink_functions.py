@@ -1,0 +1,163 @@
+"""Flink's spellings of values and functions that Spark SQL has under other
+names, written as Spark's. Each of them is an error in Spark SQL as written, so
+the rewrite changes the meaning of no statement Spark runs:
+
+=================================  ==============================================
+Flink                              Spark
+=================================  ==============================================
+``ARRAY[a, b]``                    ``array(a, b)``
+``MAP[k1, v1, k2, v2]``            ``map(k1, v1, k2, v2)``
+``ROW(a, b)`` (a value)            ``struct(a, b)``
+``LOCALTIMESTAMP``, ``LOCALTIME``  ``localtimestamp()``, ``current_time()``
+``PROCTIME()`` in a query,         ``current_timestamp()``
+``CURRENT_ROW_TIMESTAMP()``
+``JSON_VALUE(j, path)``,           ``get_json_object(j, path)``
+``JSON_QUERY(j, path)``
+``SPLIT_INDEX(s, sep, i)``         the ``i``-th (from 0) piece of ``s`` split at
+                                   the string ``sep``, NULL past the end
+``CAST(x AS VARCHAR|CHAR|BYTES)``  ``CAST(x AS STRING|STRING|BINARY)``
+the type ``ROW<a INT>``            ``STRUCT<a INT>``
+=================================  ==============================================
+
+An array's index stays Spark's: ``a[1]`` is Flink's first element and
+Spark's second (``element_at(a, 1)`` is the first in both).
+
+``CREATE TABLE`` and ``ALTER TABLE`` statements are left alone: their column
+types and computed columns (``PROCTIME()``) are Flink's DDL, which the
+gateway reads itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize
+
+__all__ = ["flink_functions"]
+
+_LOOK = re.compile(
+    r"\b(?:ARRAY|MAP)\s*\[|\bROW\s*\(|\bLOCALTIME|\bJSON_(?:VALUE|QUERY)\b|\bSPLIT_INDEX\b"
+    r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<",
+    re.IGNORECASE,
+)
+# Where a ROW(...) is a value, not a type (after AS, or inside a type's < >).
+_BEFORE_VALUES = frozenset(
+    {"SELECT", "THEN", "ELSE", "WHEN", "VALUES", "AND", "OR", "NOT", "IN", "BY", "RETURN"}
+)
+_NOW = {"PROCTIME": "current_timestamp()", "CURRENT_ROW_TIMESTAMP": "current_timestamp()"}
+_BARE = {"LOCALTIMESTAMP": "localtimestamp()", "LOCALTIME": "current_time()"}
+# What makes JSON_VALUE/JSON_QUERY more than get_json_object: Flink's clauses.
+_JSON_CLAUSES = frozenset({"RETURNING", "ON", "DEFAULT", "ERROR", "EMPTY", "WITH", "WITHOUT"})
+_CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
+
+
+def _word(tokens: list[Token], i: int) -> str:
+    return tokens[i].upper if 0 <= i < len(tokens) and tokens[i].kind is TokenKind.WORD else ""
+
+
+def _is(tokens: list[Token], i: int, kind: TokenKind, text: str | None = None) -> bool:
+    return (
+        0 <= i < len(tokens) and tokens[i].kind is kind and (text is None or tokens[i].text == text)
+    )
+
+
+def _closing_bracket(tokens: list[Token], start: int) -> int | None:
+    """The ``]`` closing the ``[`` at ``start``."""
+    depth = 0
+    for i in range(start, len(tokens)):
+        if _is(tokens, i, TokenKind.OPERATOR, "["):
+            depth += 1
+        elif _is(tokens, i, TokenKind.OPERATOR, "]"):
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _pairs(bracketed: list[Token]) -> bool:
+    """Whether ``[ ... ]`` holds an even number (two or more) of top-level items."""
+    commas, depth = 0, 0
+    for token in bracketed[1:-1]:
+        if token.kind is TokenKind.LPAREN or token.text == "[":
+            depth += 1
+        elif token.kind is TokenKind.RPAREN or token.text == "]":
+            depth -= 1
+        elif token.kind is TokenKind.COMMA and depth == 0:
+            commas += 1
+    return commas % 2 == 1
+
+
+def _is_ddl(tokens: list[Token]) -> bool:
+    words = [_word(tokens, i) for i in range(min(len(tokens), 4))]
+    if words[:1] == ["ALTER"] and "TABLE" in words:
+        return True
+    return words[:1] == ["CREATE"] and "TABLE" in words[1:4]
+
+
+def flink_functions(text: str) -> str:
+    """``text`` with the Flink spellings of this module's table in Spark's."""
+    if _LOOK.search(text) is None:
+        return text  # the common case: nothing to look at
+    tokens = [t for t in tokenize(text) if not t.is_comment]
+    if _is_ddl(tokens):
+        return text
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the text
+    i = 0
+    while i < len(tokens):
+        tok, word = tokens[i], _word(tokens, i)
+        before = _word(tokens, i - 1)
+        after_dot = _is(tokens, i - 1, TokenKind.DOT)
+        if word in ("ARRAY", "MAP") and _is(tokens, i + 1, TokenKind.OPERATOR, "["):
+            close = _closing_bracket(tokens, i + 1)
+            # m['k'] reads a map column named map: a constructor has key, value pairs.
+            pairs = word == "ARRAY" or _pairs(tokens[i + 1 : (close or i + 1) + 1])
+            if close is not None and pairs:
+                edits.append((tok.start, tokens[i + 1].end, f"{word.lower()}("))
+                edits.append((tokens[close].start, tokens[close].end, ")"))
+        elif word == "ROW" and _is(tokens, i + 1, TokenKind.OPERATOR, "<"):
+            edits.append((tok.start, tok.end, "STRUCT"))  # the type ROW<a INT>
+        elif word == "ROW" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            previous = tokens[i - 1] if i > 0 else None
+            value = previous is None or before in _BEFORE_VALUES
+            value = value or (
+                previous is not None
+                and previous.kind in (TokenKind.LPAREN, TokenKind.COMMA, TokenKind.EQUALS)
+            )
+            if value and not (previous is not None and previous.text == "<"):
+                edits.append((tok.start, tok.end, "struct"))
+        elif word in _BARE and not _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            edits.append((tok.start, tok.end, _BARE[word]))
+        elif word in _NOW and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            if _is(tokens, i + 2, TokenKind.RPAREN):
+                edits.append((tok.start, tokens[i + 2].end, _NOW[word]))
+        elif word in ("JSON_VALUE", "JSON_QUERY") and _is(tokens, i + 1, TokenKind.LPAREN):
+            items, end = group_items(tokens, i + 1)
+            clauses = len(items) == 2 and any(t.upper in _JSON_CLAUSES for t in items[1])
+            if len(items) == 2 and not clauses and not after_dot:
+                edits.append((tok.start, tok.end, "get_json_object"))
+        elif word == "SPLIT_INDEX" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            items, end = group_items(tokens, i + 1)
+            if len(items) == 3:
+                s, sep, index = (text[t[0].start : t[-1].end] for t in items)
+                edits.append(
+                    (
+                        tok.start,
+                        tokens[end - 1].end,
+                        f"try_element_at(split({s}, concat('\\\\Q', {sep}, '\\\\E')), "
+                        f"CASE WHEN ({index}) >= 0 THEN ({index}) + 1 END)",
+                    )
+                )
+                i = end
+                continue
+        elif word in _CAST_TYPES and before == "AS" and not _is(tokens, i + 1, TokenKind.LPAREN):
+            edits.append((tok.start, tok.end, _CAST_TYPES[word]))
+        i += 1
+    if not edits:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        pieces += [text[last:start], replacement]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)

@@ -1,0 +1,21 @@
+# Flink's spellings of values and functions, as Spark SQL has them.
+SELECT ARRAY[1, 2, 3] AS a, CARDINALITY(ARRAY[1, 2]) AS n, MAP['k', 1] AS m, ROW(1, 'x') AS r;
+| a | n | m | r |
+| [1, 2, 3] | 2 | {'k': 1} | {'col1': 1, 'col2': 'x'} |
+
+SELECT CAST(7 AS VARCHAR) AS s, CAST('a' AS BYTES) AS b, CAST(NULL AS ROW<x INT, y STRING>) AS r;
+| s | b | r |
+| 7 | YQ== | NULL |
+
+SELECT JSON_VALUE('{"a": {"b": 1}}', '$.a.b') AS v, JSON_QUERY('{"a": [1, 2]}', '$.a') AS q;
+| v | q |
+| 1 | [1,2] |
+
+# SPLIT_INDEX counts from 0 and gives NULL past the end.
+SELECT SPLIT_INDEX('a,b,c', ',', 1) AS s, SPLIT_INDEX('a.b', '.', 1) AS d, SPLIT_INDEX('a.b', '.', 2) AS n, SPLIT_INDEX('a', ',', -1) AS m;
+| s | d | n | m |
+| b | b | NULL | NULL |
+
+SELECT LOCALTIMESTAMP IS NOT NULL AS t, LOCALTIME IS NOT NULL AS l, PROCTIME() IS NOT NULL AS p, CURRENT_ROW_TIMESTAMP() IS NOT NULL AS c;
+| t | l | p | c |
+| TRUE | TRUE | TRUE | TRUE |

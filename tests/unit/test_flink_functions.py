@@ -1,0 +1,57 @@
+"""Flink's spellings of values and functions in Spark's (the results are in
+tests/rest/statements/spellings.q)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkgate.sql.flink_functions import flink_functions
+
+
+@pytest.mark.parametrize(
+    ("flink", "spark"),
+    [
+        ("SELECT ARRAY[1, 2], ARRAY[ARRAY[1]]", "SELECT array(1, 2), array(array(1))"),
+        ("SELECT MAP['a', 1, 'b', MAP[1, 2]]", "SELECT map('a', 1, 'b', map(1, 2))"),
+        ("SELECT ROW(1, 'a'), (ROW(2))", "SELECT struct(1, 'a'), (struct(2))"),
+        (
+            "SELECT CAST(r AS ROW<a INT, b ARRAY<ROW<c INT>>>)",
+            "SELECT CAST(r AS STRUCT<a INT, b ARRAY<STRUCT<c INT>>>)",
+        ),
+        ("SELECT LOCALTIMESTAMP, LOCALTIME", "SELECT localtimestamp(), current_time()"),
+        (
+            "SELECT PROCTIME(), CURRENT_ROW_TIMESTAMP()",
+            "SELECT current_timestamp(), current_timestamp()",
+        ),
+        (
+            "SELECT JSON_VALUE(j, '$.a'), json_query(j, '$.b')",
+            "SELECT get_json_object(j, '$.a'), get_json_object(j, '$.b')",
+        ),
+        (
+            "SELECT SPLIT_INDEX(s, ',', 1)",
+            "SELECT try_element_at(split(s, concat('\\\\Q', ',', '\\\\E')), "
+            "CASE WHEN (1) >= 0 THEN (1) + 1 END)",
+        ),
+        (
+            "SELECT CAST(x AS VARCHAR), CAST(b AS BYTES), CAST(c AS CHAR)",
+            "SELECT CAST(x AS STRING), CAST(b AS BINARY), CAST(c AS STRING)",
+        ),
+    ],
+)
+def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
+    assert flink_functions(flink) == spark
+
+
+@pytest.mark.parametrize(
+    "untouched",
+    [
+        "SELECT map['k'], m['a'], a[0] FROM t",  # a map column's key, an array's index
+        "SELECT CAST(x AS VARCHAR(3)), localtimestamp(), t.row(1)",
+        "SELECT JSON_VALUE(j, '$.a' RETURNING INT)",  # Flink's clauses: Spark says it has none
+        "CREATE TABLE t (a ARRAY<INT>, r ROW<x INT>, p AS PROCTIME()) WITH ('connector' = 'x')",
+        "ALTER TABLE t ADD p AS PROCTIME()",
+        "SELECT 'ARRAY[1]', `ROW`",
+    ],
+)
+def test_what_is_not_flinks_spelling_is_untouched(untouched: str) -> None:
+    assert flink_functions(untouched) == untouched
