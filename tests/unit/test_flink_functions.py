@@ -36,6 +36,18 @@ from sparkgate.sql.flink_functions import flink_functions
             "SELECT CAST(x AS VARCHAR), CAST(b AS BYTES), CAST(c AS CHAR)",
             "SELECT CAST(x AS STRING), CAST(b AS BINARY), CAST(c AS STRING)",
         ),
+        ("SELECT FLOOR(ts TO HOUR), FLOOR(1.5)", "SELECT (date_trunc('HOUR', ts)), FLOOR(1.5)"),
+        (
+            "SELECT CEIL(PROCTIME() TO DAY)",
+            "SELECT (CASE WHEN date_trunc('DAY', current_timestamp()) = current_timestamp() "
+            "THEN date_trunc('DAY', current_timestamp()) ELSE date_trunc('DAY', "
+            "current_timestamp()) + INTERVAL 1 DAY END)",
+        ),
+        ("SELECT SHA256(s), SHA1(s)", "SELECT sha2(s, 256), SHA1(s)"),
+        (
+            "SELECT TO_BASE64(b), FROM_BASE64(ARRAY['a'][0])",
+            "SELECT base64(b), CAST(unbase64(array('a')[0]) AS STRING)",
+        ),
     ],
 )
 def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:

@@ -16,6 +16,10 @@ Flink                              Spark
 ``SPLIT_INDEX(s, sep, i)``         the ``i``-th (from 0) piece of ``s`` split at
                                    the string ``sep``, NULL past the end
 ``CAST(x AS VARCHAR|CHAR|BYTES)``  ``CAST(x AS STRING|STRING|BINARY)``
+``FLOOR(t TO unit)``               ``date_trunc('unit', t)``
+``CEIL(t TO unit)``                the same, one unit later unless ``t`` is on it
+``SHA224|256|384|512(s)``          ``sha2(s, 224|256|384|512)``
+``TO_BASE64(b)``, ``FROM_BASE64``  ``base64(b)``, ``CAST(unbase64(s) AS STRING)``
 the type ``ROW<a INT>``            ``STRUCT<a INT>``
 =================================  ==============================================
 
@@ -37,7 +41,8 @@ __all__ = ["flink_functions"]
 
 _LOOK = re.compile(
     r"\b(?:ARRAY|MAP)\s*\[|\bROW\s*\(|\bLOCALTIME|\bJSON_(?:VALUE|QUERY)\b|\bSPLIT_INDEX\b"
-    r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<",
+    r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<"
+    r"|\b(?:FLOOR|CEIL|CEILING)\s*\(|\bSHA(?:224|256|384|512)\b|\b(?:TO|FROM)_BASE64\b",
     re.IGNORECASE,
 )
 # Where a ROW(...) is a value, not a type (after AS, or inside a type's < >).
@@ -48,6 +53,19 @@ _NOW = {"PROCTIME": "current_timestamp()", "CURRENT_ROW_TIMESTAMP": "current_tim
 _BARE = {"LOCALTIMESTAMP": "localtimestamp()", "LOCALTIME": "current_time()"}
 # What makes JSON_VALUE/JSON_QUERY more than get_json_object: Flink's clauses.
 _JSON_CLAUSES = frozenset({"RETURNING", "ON", "DEFAULT", "ERROR", "EMPTY", "WITH", "WITHOUT"})
+_SHA2 = {"SHA224": 224, "SHA256": 256, "SHA384": 384, "SHA512": 512}
+# A time unit of FLOOR/CEIL(t TO unit) and the interval one unit later.
+_TIME_UNITS = {
+    "YEAR": "INTERVAL 1 YEAR",
+    "QUARTER": "INTERVAL 3 MONTH",
+    "MONTH": "INTERVAL 1 MONTH",
+    "WEEK": "INTERVAL 7 DAY",
+    "DAY": "INTERVAL 1 DAY",
+    "HOUR": "INTERVAL 1 HOUR",
+    "MINUTE": "INTERVAL 1 MINUTE",
+    "SECOND": "INTERVAL 1 SECOND",
+    "MILLISECOND": "INTERVAL '0.001' SECOND",
+}
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
 
 
@@ -118,12 +136,12 @@ def flink_functions(text: str) -> str:
             edits.append((tok.start, tok.end, "STRUCT"))  # the type ROW<a INT>
         elif word == "ROW" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             previous = tokens[i - 1] if i > 0 else None
-            value = previous is None or before in _BEFORE_VALUES
-            value = value or (
+            is_value = previous is None or before in _BEFORE_VALUES
+            is_value = is_value or (
                 previous is not None
                 and previous.kind in (TokenKind.LPAREN, TokenKind.COMMA, TokenKind.EQUALS)
             )
-            if value and not (previous is not None and previous.text == "<"):
+            if is_value and not (previous is not None and previous.text == "<"):
                 edits.append((tok.start, tok.end, "struct"))
         elif word in _BARE and not _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             edits.append((tok.start, tok.end, _BARE[word]))
@@ -138,7 +156,8 @@ def flink_functions(text: str) -> str:
         elif word == "SPLIT_INDEX" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             items, end = group_items(tokens, i + 1)
             if len(items) == 3:
-                s, sep, index = (text[t[0].start : t[-1].end] for t in items)
+                # Its arguments are rewritten here: the scan goes on after the call.
+                s, sep, index = (flink_functions(text[t[0].start : t[-1].end]) for t in items)
                 edits.append(
                     (
                         tok.start,
@@ -146,6 +165,37 @@ def flink_functions(text: str) -> str:
                         f"try_element_at(split({s}, concat('\\\\Q', {sep}, '\\\\E')), "
                         f"CASE WHEN ({index}) >= 0 THEN ({index}) + 1 END)",
                     )
+                )
+                i = end
+                continue
+        elif word in ("FLOOR", "CEIL", "CEILING") and _is(tokens, i + 1, TokenKind.LPAREN):
+            items, end = group_items(tokens, i + 1)
+            inner = items[0] if len(items) == 1 else []
+            unit = _word(inner, len(inner) - 1)
+            if len(inner) > 2 and _word(inner, len(inner) - 2) == "TO" and unit in _TIME_UNITS:
+                value = flink_functions(text[inner[0].start : inner[-3].end])
+                floor = f"date_trunc('{unit}', {value})"
+                if word != "FLOOR":
+                    floor = (
+                        f"CASE WHEN {floor} = {value} THEN {floor} "
+                        f"ELSE {floor} + {_TIME_UNITS[unit]} END"
+                    )
+                edits.append((tok.start, tokens[end - 1].end, f"({floor})"))
+                i = end
+                continue
+        elif word in _SHA2 and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            items, end = group_items(tokens, i + 1)
+            if len(items) == 1:
+                edits.append((tok.start, tok.end, "sha2"))
+                edits.append((tokens[end - 1].start, tokens[end - 1].start, f", {_SHA2[word]}"))
+        elif word == "TO_BASE64" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            edits.append((tok.start, tok.end, "base64"))
+        elif word == "FROM_BASE64" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            items, end = group_items(tokens, i + 1)
+            if len(items) == 1:
+                inner_text = flink_functions(text[items[0][0].start : items[0][-1].end])
+                edits.append(
+                    (tok.start, tokens[end - 1].end, f"CAST(unbase64({inner_text}) AS STRING)")
                 )
                 i = end
                 continue
