@@ -262,6 +262,34 @@ def test_with_long_ttls_results_equal_sparks_own(
     assert _replayed(got) == expected
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+        "FROM {a}) t WHERE rn = 1",
+        "SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn "
+        "FROM {a}) t WHERE rn <= 2",
+    ],
+)
+def test_deduplication_and_top_n_run_in_streaming_mode_without_a_ttl(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path, query: str
+) -> None:
+    # Spark's streaming has no ROW_NUMBER (NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING);
+    # Flink's deduplication and Top-N run on the gateway's operators, state kept.
+    a = _file_table(
+        stream_service, session, tmp_path / "a", "('x', 1), ('x', 5), ('y', 2), ('x', 3)"
+    )
+    text = query.format(a=a)
+    expected = _normalised(Counter(tuple(r) for r in run(stream_service, session, text)))
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        op = stream_service.execute_statement(session, text)
+        got = changes(stream_service, session, op, timeout=180)
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    assert _replayed(got) == expected
+
+
 def _normal(value: object) -> object:
     return round(value, 6) if isinstance(value, float) else value
 

@@ -12,6 +12,7 @@ STATE_TTL hint is compiled in memory and run the same way.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -204,11 +205,20 @@ def check_sinks(plan: Plan) -> None:
             )
 
 
+# ROW_NUMBER() OVER (...) and its kin: Flink's deduplication and Top-N.
+_RANKING = re.compile(r"\b(?:ROW_NUMBER|RANK|DENSE_RANK)\s*\(\s*\)\s*OVER\b", re.IGNORECASE)
+
+
 def uses_state_ttl(text: str, runtime: RuntimeOptions) -> bool:
-    """A streaming statement runs on the TTL-aware operators."""
+    """A streaming statement runs on the gateway's TTL-aware operators: it has a
+    state TTL, or ranks rows (a deduplication, a Top-N), which Spark's streaming
+    refuses (``NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING``) and these operators do
+    (with no TTL, state is kept as long as the query runs, as in Flink)."""
     if not runtime.streaming:
         return False
-    return runtime.state_ttl > timedelta(0) or bool(state_ttl_hints(text)[1])
+    if runtime.state_ttl > timedelta(0) or _RANKING.search(text) is not None:
+        return True
+    return bool(state_ttl_hints(text)[1])
 
 
 def compile_select(
@@ -234,7 +244,10 @@ def compile_select(
     except PlanError as exc:
         if hints:
             raise
-        log.warning("table.exec.state.ttl is not applied to this query: %s", exc)
+        if runtime.state_ttl > timedelta(0):
+            log.warning("table.exec.state.ttl is not applied to this query: %s", exc)
+        else:
+            log.debug("Spark runs the query: %s", exc)
         return None
     plan = Plan(stripped, tuple(builder.nodes), tuple(builder.edges))
     if not plan.stateful:
