@@ -269,17 +269,20 @@ def test_with_long_ttls_results_equal_sparks_own(
         "FROM {a}) t WHERE rn = 1",
         "SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn "
         "FROM {a}) t WHERE rn <= 2",
+        "SELECT a.k, a.v, b.v AS w FROM {a} a LEFT JOIN {b} b ON a.k = b.k",
     ],
 )
-def test_deduplication_and_top_n_run_in_streaming_mode_without_a_ttl(
+def test_deduplication_top_n_and_outer_joins_run_in_streaming_mode_without_a_ttl(
     stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path, query: str
 ) -> None:
-    # Spark's streaming has no ROW_NUMBER (NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING);
-    # Flink's deduplication and Top-N run on the gateway's operators, state kept.
+    # Spark's streaming has no ROW_NUMBER (NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING)
+    # and no outer join of two streams without watermarks; Flink's deduplication,
+    # Top-N and regular joins run on the gateway's operators, state kept.
     a = _file_table(
         stream_service, session, tmp_path / "a", "('x', 1), ('x', 5), ('y', 2), ('x', 3)"
     )
-    text = query.format(a=a)
+    b = _file_table(stream_service, session, tmp_path / "b", "('x', 4), ('q', 3)")
+    text = query.format(a=a, b=b)
     expected = _normalised(Counter(tuple(r) for r in run(stream_service, session, text)))
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     try:

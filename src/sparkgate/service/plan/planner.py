@@ -205,18 +205,24 @@ def check_sinks(plan: Plan) -> None:
             )
 
 
-# ROW_NUMBER() OVER (...) and its kin: Flink's deduplication and Top-N.
-_RANKING = re.compile(r"\b(?:ROW_NUMBER|RANK|DENSE_RANK)\s*\(\s*\)\s*OVER\b", re.IGNORECASE)
+# What Spark's streaming refuses and the operators run: ROW_NUMBER() OVER (...)
+# and its kin (Flink's deduplication and Top-N), and outer joins of two streams
+# without watermarks (Flink's regular joins, which retract).
+_OPERATOR_ONLY = re.compile(
+    r"\b(?:ROW_NUMBER|RANK|DENSE_RANK)\s*\(\s*\)\s*OVER\b|\b(?:LEFT|RIGHT|FULL)\s+(?:OUTER\s+)?JOIN\b",
+    re.IGNORECASE,
+)
 
 
 def uses_state_ttl(text: str, runtime: RuntimeOptions) -> bool:
     """A streaming statement runs on the gateway's TTL-aware operators: it has a
-    state TTL, or ranks rows (a deduplication, a Top-N), which Spark's streaming
-    refuses (``NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING``) and these operators do
-    (with no TTL, state is kept as long as the query runs, as in Flink)."""
+    state TTL, or ranks rows (a deduplication, a Top-N) or outer-joins streams,
+    which Spark's streaming refuses without watermarks and these operators do
+    (with no TTL, state is kept as long as the query runs, as in Flink). What
+    they cannot compile still goes to Spark."""
     if not runtime.streaming:
         return False
-    if runtime.state_ttl > timedelta(0) or _RANKING.search(text) is not None:
+    if runtime.state_ttl > timedelta(0) or _OPERATOR_ONLY.search(text) is not None:
         return True
     return bool(state_ttl_hints(text)[1])
 
