@@ -49,6 +49,7 @@ __all__ = [
     "explain",
     "insert_plans",
     "read_plan",
+    "sets_state_ttl",
     "shown_uri",
     "uses_state_ttl",
     "write_plan",
@@ -222,9 +223,14 @@ def uses_state_ttl(text: str, runtime: RuntimeOptions) -> bool:
     they cannot compile still goes to Spark."""
     if not runtime.streaming:
         return False
-    if runtime.state_ttl > timedelta(0) or _OPERATOR_ONLY.search(text) is not None:
-        return True
-    return bool(state_ttl_hints(text)[1])
+    return _OPERATOR_ONLY.search(text) is not None or sets_state_ttl(text, runtime)
+
+
+def sets_state_ttl(text: str, runtime: RuntimeOptions) -> bool:
+    """The statement asks for a state TTL (``table.exec.state.ttl``, a
+    ``STATE_TTL`` hint): one the operators cannot compile is refused, rather
+    than run by Spark without it."""
+    return runtime.state_ttl > timedelta(0) or bool(state_ttl_hints(text)[1])
 
 
 def compile_select(
@@ -250,7 +256,7 @@ def compile_select(
     except PlanError as exc:
         if hints:
             raise
-        if runtime.state_ttl > timedelta(0):
+        if sets_state_ttl(text, runtime):
             log.warning("table.exec.state.ttl is not applied to this query: %s", exc)
         else:
             log.debug("Spark runs the query: %s", exc)

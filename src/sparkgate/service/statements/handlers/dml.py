@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sparkgate.api.errors import UnsupportedStatementError
+from sparkgate.api.errors import PlanError, UnsupportedStatementError
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.plan import planner
+from sparkgate.service.plan.document import Plan
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.kinds import Dml
 from sparkgate.service.statements.overwrite import OverwriteHook, file_table
@@ -28,11 +29,17 @@ def run_dml(context: StatementContext, statement: Dml) -> Execution:
     """Streaming, asynchronous or synchronous, as the statement's options say."""
     runtime = context.runtime
     if statement.insert and planner.uses_state_ttl(statement.text, runtime):
-        # State TTL (table.exec.state.ttl, STATE_TTL hints): a plan on the gateway's operators.
-        compiled = planner.compile_inserts(
-            context.session, [statement.text], runtime, statement.text
-        )
-        if compiled.stateful:
+        # State TTL (table.exec.state.ttl, STATE_TTL hints), or a ranking or an outer
+        # join of streams, which Spark's streaming refuses: the gateway's operators.
+        try:
+            compiled: Plan | None = planner.compile_inserts(
+                context.session, [statement.text], runtime, statement.text
+            )
+        except PlanError:
+            if planner.sets_state_ttl(statement.text, runtime):
+                raise
+            compiled = None  # Spark runs it (a stream-static join, say)
+        if compiled is not None and compiled.stateful:
             plans = planner.insert_plans(context.session, compiled, runtime)
             job_id = submit(
                 context.session,
