@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparkgate.sql.flink_spellings import spark_spellings
+from sparkgate.sql.flink_spellings import flink_precisions, spark_spellings
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,8 @@ def test_flinks_precisions_become_sparks_type(flink: str, spark: str) -> None:
 )
 def test_anything_else_is_left_as_written(untouched: str) -> None:
     assert spark_spellings(untouched) == untouched
+
+
+def test_a_marked_precision_prints_as_flink_wrote_it() -> None:
+    flink = "SELECT CAST(a AS TIMESTAMP(3)), CAST(b AS TIMESTAMP_LTZ(0)), CAST(c AS TIMESTAMP)"
+    assert flink_precisions(spark_spellings(flink)) == flink

@@ -30,11 +30,19 @@ import re
 from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
-__all__ = ["PRECISION_MARK", "spark_spellings"]
+__all__ = ["PRECISION_MARK", "flink_precisions", "spark_spellings"]
 
 #: The comment a rewritten timestamp type keeps its declared precision in.
 PRECISION_MARK = re.compile(r"/\* precision (\d) \*/\s*\)\s*$")
 _SPARK_PRECISION = 6
+_MARKED_TYPE = re.compile(r"\b(TIMESTAMP(?:_LTZ)?) /\* precision (\d) \*/")
+
+
+def flink_precisions(text: str) -> str:
+    """``text`` (the gateway's Spark SQL) with each marked timestamp type written
+    as Flink wrote it: ``TIMESTAMP /* precision 3 */`` as ``TIMESTAMP(3)``."""
+    return _MARKED_TYPE.sub(r"\1(\2)", text) if "/* precision " in text else text
+
 
 _TIMESTAMPS = {"TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
 # What may follow TIMESTAMP(p), and the Spark type it makes.

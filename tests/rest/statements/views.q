@@ -28,6 +28,21 @@ CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v2` (
 AS select `user` from q_v1
 !end
 
+# A cast's timestamp precision prints as it was written.
+create temporary view q_v3 as select cast(amount as timestamp(3)) as t from q_orders;
+!ok
+
+show create view q_v3;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v3` (
+  `t`
+)
+AS select cast(amount as TIMESTAMP(3)) as t from q_orders
+!end
+
+drop temporary view q_v3;
+!ok
+
 show views like 'q_v%';
 | view name |
 | q_v1 |

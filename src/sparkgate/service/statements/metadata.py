@@ -51,6 +51,7 @@ from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, flink_column, masked_options
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.service.streaming.resolve import lookup, resolved
+from sparkgate.sql.flink_spellings import flink_precisions
 from sparkgate.sql.secrets import SHOWN_HIDDEN
 
 if TYPE_CHECKING:
@@ -358,7 +359,7 @@ def _view(
     comment = desc.comment()
     if comment.isDefined():
         ddl += f"COMMENT {flink_literal(str(comment.get()))}\n"
-    return ddl + f"AS {str(text.get()).strip()}\n"
+    return ddl + f"AS {flink_precisions(str(text.get()).strip())}\n"
 
 
 def flink_ddl(
