@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparkgate.api.errors import UnsupportedStatementError
-from sparkgate.service.statements.parser import parse_statement
+from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
+from sparkgate.service.statements.parser import INCOMPLETE_MARK, parse_statement
 from sparkgate.sql.window_tvfs import window_functions
 
 _W = "`__sparkgate_window`"
@@ -156,3 +156,17 @@ def test_the_parser_takes_the_rewritten_query() -> None:
         "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;"
     )
     assert "window(`ts`, '1 minutes', '1 minutes')" in parsed.text
+
+
+@pytest.mark.parametrize(
+    "incomplete",
+    [
+        "SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts)",
+        "SELECT JSON_VALUE(j, '$.a'",
+        "SELECT SPLIT_INDEX(s, ',', 1",
+    ],
+)
+def test_an_incomplete_statement_is_the_parsers_to_answer(incomplete: str) -> None:
+    # The SQL client reads on while the gateway says a statement is incomplete.
+    with pytest.raises(SqlParseError, match=INCOMPLETE_MARK):
+        parse_statement(incomplete)

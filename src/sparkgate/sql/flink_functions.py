@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize
+from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize
 
 __all__ = ["flink_functions"]
 
@@ -117,6 +117,8 @@ def flink_functions(text: str) -> str:
     if _LOOK.search(text) is None:
         return text  # the common case: nothing to look at
     tokens = [t for t in tokenize(text) if not t.is_comment]
+    if not balanced(tokens):
+        return text  # an incomplete statement: the parser says so
     if _is_ddl(tokens):
         return text
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the text

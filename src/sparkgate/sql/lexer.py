@@ -20,6 +20,7 @@ from sparkgate.sql.deadline import CHECK_EVERY, check_deadline
 __all__ = [
     "Token",
     "TokenKind",
+    "balanced",
     "dotted_name",
     "ensure_terminated",
     "group_items",
@@ -283,6 +284,21 @@ def ensure_terminated(text: str, tokens: Sequence[Token]) -> None:
 
 # Types whose parameters are in angle brackets (Flink's and Spark's spellings).
 _PARAMETERISED_TYPES = frozenset({"ARRAY", "MAP", "ROW", "MULTISET", "STRUCT"})
+
+
+def balanced(tokens: Sequence[Token]) -> bool:
+    """Whether every quote and comment ends and every ``(`` is closed, in order."""
+    depth = 0
+    for token in tokens:
+        if not token.terminated:
+            return False
+        if token.kind is TokenKind.LPAREN:
+            depth += 1
+        elif token.kind is TokenKind.RPAREN:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]], int]:

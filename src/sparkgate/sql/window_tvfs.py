@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 
 from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
-from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize, unquote
 from sparkgate.sql.quoting import quote_identifier, quote_string
 
 __all__ = ["window_functions"]
@@ -248,6 +248,8 @@ def window_functions(text: str) -> str:
     if not any(name in upper for name in _TVFS):
         return text  # the common case: nothing to look at
     tokens = [t for t in tokenize(text) if not t.is_comment]
+    if not balanced(tokens):
+        return text  # an incomplete statement: the parser says so
     pieces: list[str] = []
     last = 0
     i = 0
