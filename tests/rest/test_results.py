@@ -331,10 +331,19 @@ def test_a_casts_timestamp_precision_is_the_columns_and_its_values(
     # CAST(x AS TIMESTAMP(3)) answers as Flink's TIMESTAMP(3), though Spark's
     # timestamps have no precision: the gateway's rewrite keeps it for the schema.
     value = "'2024-01-02 03:04:05.123456'"
+    # After a plain column and a star too, which have no cast of their own.
     query = (
         f"SELECT CAST({value} AS TIMESTAMP(3)) AS a, CAST({value} AS TIMESTAMP_LTZ(0)), "
         f"CAST({value} AS TIMESTAMP(6)) AS c, CAST(CAST({value} AS TIMESTAMP(3)) AS STRING) AS s"
     )
+    around = f"SELECT one, *, CAST({value} AS TIMESTAMP(3)) FROM (SELECT 1 AS one)"
+    bodies = run(client, session, around)
+    columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
+    assert [(c["name"], c["logicalType"].get("precision")) for c in columns] == [
+        ("one", None),
+        ("one", None),
+        ("EXPR$2", 3),
+    ]
     bodies = run(client, session, query)
     columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
     types = {c["name"]: c["logicalType"].get("precision") for c in columns}

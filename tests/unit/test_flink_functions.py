@@ -63,6 +63,7 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
         "CREATE TABLE t (a ARRAY<INT>, r ROW<x INT>, p AS PROCTIME()) WITH ('connector' = 'x')",
         "ALTER TABLE t ADD p AS PROCTIME()",
         "SELECT 'ARRAY[1]', `ROW`",
+        "SELECT sum(size) AS bytes, name AS char FROM (SELECT * FROM t AS varchar)",
     ],
 )
 def test_what_is_not_flinks_spelling_is_untouched(untouched: str) -> None:

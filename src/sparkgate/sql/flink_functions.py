@@ -105,6 +105,19 @@ def _pairs(bracketed: list[Token]) -> bool:
     return commas % 2 == 1
 
 
+def _in_cast(tokens: list[Token], at: int) -> bool:
+    """Whether the token at ``at`` is inside the parentheses of a CAST or TRY_CAST."""
+    depth = 0
+    for i in range(at - 1, -1, -1):
+        if tokens[i].kind is TokenKind.RPAREN:
+            depth += 1
+        elif tokens[i].kind is TokenKind.LPAREN:
+            if depth == 0:
+                return _word(tokens, i - 1) in ("CAST", "TRY_CAST")
+            depth -= 1
+    return False
+
+
 def _is_ddl(tokens: list[Token]) -> bool:
     words = [_word(tokens, i) for i in range(min(len(tokens), 4))]
     if words[:1] == ["ALTER"] and "TABLE" in words:
@@ -201,7 +214,12 @@ def flink_functions(text: str) -> str:
                 )
                 i = end
                 continue
-        elif word in _CAST_TYPES and before == "AS" and not _is(tokens, i + 1, TokenKind.LPAREN):
+        elif (
+            word in _CAST_TYPES
+            and before == "AS"
+            and _is(tokens, i + 1, TokenKind.RPAREN)
+            and _in_cast(tokens, i)  # a cast's type, not an alias
+        ):
             edits.append((tok.start, tok.end, _CAST_TYPES[word]))
         i += 1
     if not edits:

@@ -9,6 +9,7 @@ END`` and Spark SQL scripting's ``BEGIN ... END`` compounds with their nested
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Sequence
 
@@ -183,12 +184,17 @@ def group_statements(tokens: Sequence[Token]) -> list[list[Token]]:
     return [sig[a:b] for a, b in ranges]
 
 
+def _start(token: Token) -> int:
+    return token.start
+
+
 def statement_text(text: str, tokens: Sequence[Token], group: Sequence[Token]) -> str:
     """The text of one of :func:`group_statements`' groups of ``tokens`` (of
     ``text``), with a hint comment that ends it (Flink's ``t /*+ OPTIONS(...) */``
     at the end of a query), which belongs to the statement."""
     end = group[-1].end
-    for token in tokens:
+    # The tokens after the group's last, found by its offset (not a scan from the start).
+    for token in tokens[bisect.bisect_left(tokens, end, key=_start) :]:
         if token.start < end:
             continue
         if not (token.is_comment and token.text.startswith("/*+")):

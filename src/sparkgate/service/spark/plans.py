@@ -712,6 +712,8 @@ def select_list(spark: SparkSession, query: str) -> SelectList:
     }
     precisions = {}
     for i, expression in enumerate(expressions) if marked else ():
+        if kinds[i] not in ("Alias", "UnresolvedAlias"):
+            continue  # a column, a star: no cast of its own
         precision = _declared_precision(query, expression.child())
         if precision is not None:
             precisions[positions[i]] = precision
