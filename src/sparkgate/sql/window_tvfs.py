@@ -45,6 +45,8 @@ from sparkgate.sql.quoting import quote_identifier, quote_string
 __all__ = ["window_functions"]
 
 _TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+# A call of one of them or of their auxiliary functions (not `shop`, `session_id`).
+_LOOK = re.compile(r"\b(?:TUMBLE|HOP|CUMULATE|SESSION)(?:_\w+)?\s*\(", re.IGNORECASE)
 # The parameters of each table function, in order, as Flink names them.
 _PARAMETERS = {
     "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
@@ -244,8 +246,7 @@ def _word(tokens: list[Token], i: int) -> str:
 def window_functions(text: str) -> str:
     """``text`` with Flink's window table functions and group window functions
     written in Spark SQL (see the module's docstring); anything else as it was."""
-    upper = text.upper()
-    if not any(name in upper for name in _TVFS):
+    if _LOOK.search(text) is None:
         return text  # the common case: nothing to look at
     tokens = [t for t in tokenize(text) if not t.is_comment]
     if not balanced(tokens):
