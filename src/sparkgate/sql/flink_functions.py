@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize
+from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize, word_at
 
 __all__ = ["flink_functions"]
 
@@ -67,10 +67,6 @@ _TIME_UNITS = {
     "MILLISECOND": "INTERVAL '0.001' SECOND",
 }
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
-
-
-def _word(tokens: list[Token], i: int) -> str:
-    return tokens[i].upper if 0 <= i < len(tokens) and tokens[i].kind is TokenKind.WORD else ""
 
 
 def _is(tokens: list[Token], i: int, kind: TokenKind, text: str | None = None) -> bool:
@@ -113,13 +109,13 @@ def _in_cast(tokens: list[Token], at: int) -> bool:
             depth += 1
         elif tokens[i].kind is TokenKind.LPAREN:
             if depth == 0:
-                return _word(tokens, i - 1) in ("CAST", "TRY_CAST")
+                return word_at(tokens, i - 1) in ("CAST", "TRY_CAST")
             depth -= 1
     return False
 
 
 def _is_ddl(tokens: list[Token]) -> bool:
-    words = [_word(tokens, i) for i in range(min(len(tokens), 4))]
+    words = [word_at(tokens, i) for i in range(min(len(tokens), 4))]
     if words[:1] == ["ALTER"] and "TABLE" in words:
         return True
     return words[:1] == ["CREATE"] and "TABLE" in words[1:4]
@@ -137,8 +133,8 @@ def flink_functions(text: str) -> str:
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the text
     i = 0
     while i < len(tokens):
-        tok, word = tokens[i], _word(tokens, i)
-        before = _word(tokens, i - 1)
+        tok, word = tokens[i], word_at(tokens, i)
+        before = word_at(tokens, i - 1)
         after_dot = _is(tokens, i - 1, TokenKind.DOT)
         if word in ("ARRAY", "MAP") and _is(tokens, i + 1, TokenKind.OPERATOR, "["):
             close = _closing_bracket(tokens, i + 1)
@@ -186,8 +182,8 @@ def flink_functions(text: str) -> str:
         elif word in ("FLOOR", "CEIL", "CEILING") and _is(tokens, i + 1, TokenKind.LPAREN):
             items, end = group_items(tokens, i + 1)
             inner = items[0] if len(items) == 1 else []
-            unit = _word(inner, len(inner) - 1)
-            if len(inner) > 2 and _word(inner, len(inner) - 2) == "TO" and unit in _TIME_UNITS:
+            unit = word_at(inner, len(inner) - 1)
+            if len(inner) > 2 and word_at(inner, len(inner) - 2) == "TO" and unit in _TIME_UNITS:
                 value = flink_functions(text[inner[0].start : inner[-3].end])
                 floor = f"date_trunc('{unit}', {value})"
                 if word != "FLOOR":

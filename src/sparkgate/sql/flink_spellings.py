@@ -30,18 +30,21 @@ import re
 from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.lexer import Token, TokenKind, group_items, tokenize, unquote
 
-__all__ = ["PRECISION_MARK", "flink_precisions", "spark_spellings"]
+__all__ = ["PRECISION_MARK", "PRECISION_PREFIX", "flink_precisions", "spark_spellings"]
 
-#: The comment a rewritten timestamp type keeps its declared precision in.
-PRECISION_MARK = re.compile(r"/\* precision (\d) \*/\s*\)\s*$")
+#: How the comment a rewritten timestamp type keeps its declared precision in
+#: starts (``TIMESTAMP /* precision 3 */``): a text without it has none.
+PRECISION_PREFIX = "/* precision "
+#: That comment ending a cast's text, its precision in group 1.
+PRECISION_MARK = re.compile(re.escape(PRECISION_PREFIX) + r"(\d) \*/\s*\)\s*$")
 _SPARK_PRECISION = 6
-_MARKED_TYPE = re.compile(r"\b(TIMESTAMP(?:_LTZ)?) /\* precision (\d) \*/")
+_MARKED_TYPE = re.compile(r"\b(TIMESTAMP(?:_LTZ)?) " + re.escape(PRECISION_PREFIX) + r"(\d) \*/")
 
 
 def flink_precisions(text: str) -> str:
     """``text`` (the gateway's Spark SQL) with each marked timestamp type written
     as Flink wrote it: ``TIMESTAMP /* precision 3 */`` as ``TIMESTAMP(3)``."""
-    return _MARKED_TYPE.sub(r"\1(\2)", text) if "/* precision " in text else text
+    return _MARKED_TYPE.sub(r"\1(\2)", text) if PRECISION_PREFIX in text else text
 
 
 _TIMESTAMPS = {"TIMESTAMP": "TIMESTAMP", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ"}
@@ -166,7 +169,7 @@ def spark_spellings(text: str) -> str:
         pieces.append(text[last : tok.start])
         precision = int(size[1].text)
         pieces.append(
-            spark if precision >= _SPARK_PRECISION else f"{spark} /* precision {precision} */"
+            spark if precision >= _SPARK_PRECISION else f"{spark} {PRECISION_PREFIX}{precision} */"
         )
         last = end
     if not pieces:

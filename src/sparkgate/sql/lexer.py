@@ -29,6 +29,7 @@ __all__ = [
     "statement_tokens",
     "tokenize",
     "unquote",
+    "word_at",
 ]
 
 
@@ -284,6 +285,11 @@ def ensure_terminated(text: str, tokens: Sequence[Token]) -> None:
 
 # Types whose parameters are in angle brackets (Flink's and Spark's spellings).
 _PARAMETERISED_TYPES = frozenset({"ARRAY", "MAP", "ROW", "MULTISET", "STRUCT"})
+
+
+def word_at(tokens: Sequence[Token], i: int) -> str:
+    """The upper-cased word at ``i``; empty when there is none (or ``i`` is out of range)."""
+    return tokens[i].upper if 0 <= i < len(tokens) and tokens[i].kind is TokenKind.WORD else ""
 
 
 def balanced(tokens: Sequence[Token]) -> bool:

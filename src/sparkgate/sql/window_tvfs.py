@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 
 from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
-from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize, unquote
+from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize, unquote, word_at
 from sparkgate.sql.quoting import quote_identifier, quote_string
 
 __all__ = ["window_functions"]
@@ -239,10 +239,6 @@ def _expression(text: str, tokens: list[Token]) -> str:
     return text[tokens[0].start : tokens[-1].end]
 
 
-def _word(tokens: list[Token], i: int) -> str:
-    return tokens[i].upper if i < len(tokens) and tokens[i].kind is TokenKind.WORD else ""
-
-
 def window_functions(text: str) -> str:
     """``text`` with Flink's window table functions and group window functions
     written in Spark SQL (see the module's docstring); anything else as it was."""
@@ -261,20 +257,20 @@ def window_functions(text: str) -> str:
             pieces.append(text[last : tok.end])
             pieces.append(inserts.pop(i))
             last = tok.end
-        word = _word(tokens, i)
+        word = word_at(tokens, i)
         opens = i + 1 < len(tokens) and tokens[i + 1].kind is TokenKind.LPAREN
         # A name, not a call: `t.tumble(`, `CREATE TABLE session (`, `INTO hop (`.
         named = i > 0 and (
-            tokens[i - 1].kind is TokenKind.DOT or _word(tokens, i - 1) in _BEFORE_NAMES
+            tokens[i - 1].kind is TokenKind.DOT or word_at(tokens, i - 1) in _BEFORE_NAMES
         )
         if (
             word == "TABLE"
             and opens
-            and _word(tokens, i + 2) in _TVFS
+            and word_at(tokens, i + 2) in _TVFS
             and i + 3 < len(tokens)
             and tokens[i + 3].kind is TokenKind.LPAREN
         ):
-            function = _word(tokens, i + 2)
+            function = word_at(tokens, i + 2)
             items, close = _group(tokens, i + 3)
             if close >= len(tokens) or tokens[close].kind is not TokenKind.RPAREN:
                 raise SqlParseError(f"TABLE({function}(...)) is missing its closing ')'")
@@ -296,7 +292,7 @@ def window_functions(text: str) -> str:
             last = tokens[end - 1].end
             i = end
             continue
-        if word in _GROUP_WINDOWS and opens and not named and _word(tokens, i + 2) != "TABLE":
+        if word in _GROUP_WINDOWS and opens and not named and word_at(tokens, i + 2) != "TABLE":
             items, end = _group(tokens, i + 1)
             pieces.append(text[last : tok.start])
             pieces.append(_group_window(text, word, items))
@@ -335,7 +331,7 @@ def _window_grouping(tokens: list[Token], start: int) -> tuple[int, str] | None:
                 return None
         elif kind is TokenKind.SEMICOLON:
             return None
-        elif depth == 0 and _word(tokens, i) == "GROUP" and _word(tokens, i + 1) == "BY":
+        elif depth == 0 and word_at(tokens, i) == "GROUP" and word_at(tokens, i + 1) == "BY":
             break
         i += 1
     else:
@@ -351,7 +347,7 @@ def _window_grouping(tokens: list[Token], start: int) -> tuple[int, str] | None:
             if depth < 0:
                 break
         elif depth == 0 and (
-            tok.kind is TokenKind.SEMICOLON or _word(tokens, i) in _AFTER_GROUP_BY
+            tok.kind is TokenKind.SEMICOLON or word_at(tokens, i) in _AFTER_GROUP_BY
         ):
             break
         if depth == 0 and tok.kind is TokenKind.COMMA:

@@ -41,7 +41,7 @@ from sparkgate.service.spark.confinement import (
 )
 from sparkgate.service.spark.host_access import found_in
 from sparkgate.service.spark.jvm_cache import jvm_constant
-from sparkgate.sql.flink_spellings import PRECISION_MARK
+from sparkgate.sql.flink_spellings import PRECISION_MARK, PRECISION_PREFIX
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -699,7 +699,7 @@ def select_list(spark: SparkSession, query: str) -> SelectList:
     expressions = [items.apply(i) for i in range(items.size())]
     kinds = [str(e.nodeName()) for e in expressions]
     stars = [i for i, kind in enumerate(kinds) if kind == "UnresolvedStar"]
-    marked = "/* precision " in query
+    marked = PRECISION_PREFIX in query
     if ("UnresolvedAlias" not in kinds and not marked) or len(stars) > 1:
         return empty
     shift = 0

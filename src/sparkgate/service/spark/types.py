@@ -88,6 +88,7 @@ from sparkgate.api.types import (
     YearMonthIntervalType,
     YearMonthResolution,
 )
+from sparkgate.sql.flink_spellings import PRECISION_PREFIX
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -349,7 +350,7 @@ def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
 
 
 # What hides an expression behind a column-like name: a cast, a string literal.
-_HIDDEN_NAMES = re.compile(r"\bCAST\b|::|'|/\* precision ", re.IGNORECASE)
+_HIDDEN_NAMES = re.compile(r"\bCAST\b|::|'|" + re.escape(PRECISION_PREFIX), re.IGNORECASE)
 
 
 def _expression_name(name: str, metadata: dict[str, object]) -> bool:
