@@ -22,7 +22,8 @@ INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, Ro
         ("`ts` - interval '5' minute", "`ts` - INTERVAL '5' MINUTE"),
         ("ts", "`ts`"),
         ("ts - INTERVAL '0.5' SECOND", "`ts` - INTERVAL '0.5' SECOND"),
-        ("ts - INTERVAL '1' SECOND(3)", "ts - INTERVAL '1' SECOND(3)"),  # unread: as written
+        # Not read as a bound: re-spelled as any expression.
+        ("ts - INTERVAL '1' second(3)", "`ts` - INTERVAL '1' SECOND(3)"),
     ],
 )
 def test_a_watermark_prints_as_flink_prints_it(written: str, printed: str) -> None:

@@ -16,8 +16,37 @@ SELECT count(*) AS n FROM q_alt;
 | n |
 | 7 |
 
+# As in Flink, SET stores options unchecked (a connector changes over several
+# statements); reading the table checks them.
 ALTER TABLE q_alt SET ('bogus' = '1');
+!ok
+
+SELECT count(*) AS n FROM q_alt;
 !error Unsupported option 'bogus' for connector 'datagen'
+
+SHOW CREATE TABLE q_alt;
+!text
+CREATE TABLE `default_catalog`.`default_database`.`q_alt` (
+  `user_id` BIGINT NOT NULL,
+  `product` VARCHAR(2147483647),
+  `amount` INT,
+  `ts` TIMESTAMP(3),
+  WATERMARK FOR `ts` AS `ts` - INTERVAL '1' SECOND,
+  CONSTRAINT `PK_user_id` PRIMARY KEY (`user_id`) NOT ENFORCED
+)
+WITH (
+  'bogus' = '1',
+  'connector' = 'datagen',
+  'number-of-rows' = '7'
+)
+!end
+
+ALTER TABLE q_alt RESET ('bogus');
+!ok
+
+SELECT count(*) AS n FROM q_alt;
+| n |
+| 7 |
 
 ALTER TABLE q_alt ADD c2 INT FIRST;
 !ok
@@ -39,7 +68,7 @@ SHOW COLUMNS FROM q_alt;
 | amount | INT | TRUE | NULL | NULL | NULL |
 | c2 | BIGINT | TRUE | NULL | NULL | NULL |
 | ts | TIMESTAMP(3) *ROWTIME* | TRUE | NULL | NULL | `ts` - INTERVAL '1' SECOND |
-| c4 | INT | TRUE | NULL | AS amount * 2 | NULL |
+| c4 | INT | TRUE | NULL | AS `amount` * 2 | NULL |
 
 ALTER TABLE q_alt DROP (c2, c3, c4);
 !ok
@@ -84,7 +113,7 @@ CREATE TABLE `default_catalog`.`default_database`.`q_alt` (
   `ts` TIMESTAMP(3),
   `note` VARCHAR(2147483647) NOT NULL,
   WATERMARK FOR `ts` AS `ts` - INTERVAL '5' SECOND,
-  CONSTRAINT `PK_product` PRIMARY KEY (`product`) NOT ENFORCED
+  CONSTRAINT `pk` PRIMARY KEY (`product`) NOT ENFORCED
 )
 WITH (
   'connector' = 'datagen'
@@ -144,4 +173,103 @@ WITH (
 !end
 
 DROP TABLE q_again;
+!ok
+
+# Flink's printing: a named constraint keeps its name, a computed column its
+# expression re-spelled by the parser, a temporary table the current catalog and
+# database; a connector changes over several SETs, checked when read.
+CREATE TABLE q_orders (
+  `user` BIGINT NOT NULL,
+  product VARCHAR(32),
+  amount INT,
+  cleaned AS coalesce(product, 'missing_sku'),
+  total AS cast(amount AS int) * 2,
+  CONSTRAINT order_key PRIMARY KEY (`user`) NOT ENFORCED
+) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+!ok
+
+SHOW COLUMNS FROM q_orders LIKE 'cleaned';
+| name | type | null | key | extras | watermark |
+| cleaned | STRING | TRUE | NULL | AS COALESCE(`product`, 'missing_sku') | NULL |
+
+ALTER TABLE q_orders SET ('connector' = 'kafka', 'scan.startup.mode' = 'earliest-offset');
+!ok
+
+SHOW CREATE TABLE q_orders;
+!text
+CREATE TABLE `default_catalog`.`default_database`.`q_orders` (
+  `user` BIGINT NOT NULL,
+  `product` VARCHAR(32),
+  `amount` INT,
+  `cleaned` AS COALESCE(`product`, 'missing_sku'),
+  `total` AS CAST(`amount` AS INTEGER) * 2,
+  CONSTRAINT `order_key` PRIMARY KEY (`user`) NOT ENFORCED
+)
+WITH (
+  'connector' = 'kafka',
+  'number-of-rows' = '3',
+  'scan.startup.mode' = 'earliest-offset'
+)
+!end
+
+SELECT count(*) FROM q_orders;
+!error .*Unsupported option 'number-of-rows' for connector 'kafka'
+
+ALTER TABLE q_orders SET ('connector' = 'datagen');
+!ok
+
+ALTER TABLE q_orders RESET ('scan.startup.mode');
+!ok
+
+SELECT count(*) AS n FROM q_orders;
+| n |
+| 3 |
+
+ALTER TABLE q_orders MODIFY CONSTRAINT amount_key PRIMARY KEY (amount) NOT ENFORCED;
+!ok
+
+SHOW COLUMNS FROM q_orders LIKE 'amount';
+| name | type | null | key | extras | watermark |
+| amount | INT | FALSE | PRI(amount) | NULL | NULL |
+
+ALTER TABLE q_orders DROP CONSTRAINT amount_key;
+!ok
+
+ALTER TABLE q_orders ADD PRIMARY KEY (`user`) NOT ENFORCED;
+!ok
+
+SHOW CREATE TABLE q_orders;
+!text
+CREATE TABLE `default_catalog`.`default_database`.`q_orders` (
+  `user` BIGINT NOT NULL,
+  `product` VARCHAR(32),
+  `amount` INT,
+  `cleaned` AS COALESCE(`product`, 'missing_sku'),
+  `total` AS CAST(`amount` AS INTEGER) * 2,
+  CONSTRAINT `PK_user` PRIMARY KEY (`user`) NOT ENFORCED
+)
+WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '3'
+)
+!end
+
+DROP TABLE q_orders;
+!ok
+
+CREATE TEMPORARY TABLE q_tmp (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+!ok
+
+SHOW CREATE TABLE q_tmp;
+!text
+CREATE TEMPORARY TABLE `default_catalog`.`default_database`.`q_tmp` (
+  `a` INT
+)
+WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '1'
+)
+!end
+
+DROP TEMPORARY TABLE q_tmp;
 !ok

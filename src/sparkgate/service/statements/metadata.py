@@ -17,6 +17,7 @@ them, SHOW VIEWS does not, SHOW CREATE TABLE prints the DDL the user wrote
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -51,6 +52,7 @@ from sparkgate.service.statements.results import table_result
 from sparkgate.service.streaming.connectors import batch_frame, flink_column, masked_options
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.service.streaming.resolve import lookup, resolved
+from sparkgate.sql.flink_expression import flink_expression
 from sparkgate.sql.flink_spellings import flink_precisions
 from sparkgate.sql.secrets import SHOWN_HIDDEN
 
@@ -261,6 +263,9 @@ def show_create_table(session: Session, statement: ShowCreateTable) -> Execution
     shown = flink_path if flink else _as_is
     definition = _definition(session, statement.table)
     if definition is not None:
+        if flink and definition.temporary:
+            # Flink's temporary tables live in the current catalog and database.
+            definition = dataclasses.replace(definition, name=full_name(session, definition.name))
         if statement.view:
             raise _wrong_kind("VIEW", shown(_qualified(definition.name)), "a table", "TABLE")
         return table_result([column], [[flink_ddl(definition, shown)]])
@@ -373,7 +378,7 @@ def flink_ddl(
     for column in definition.columns:
         name = quote_name((column.name,))
         if column.expression is not None:
-            lines.append(f"  {name} AS {column.expression}")
+            lines.append(f"  {name} AS {flink_expression(column.expression)}")
         elif column.metadata is not None:
             source = (
                 "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
@@ -390,7 +395,7 @@ def flink_ddl(
         lines.append(f"  WATERMARK FOR {quote_name((mark.column,))} AS {mark.flink_text}")
     if definition.primary_key:
         listed = ", ".join(quote_name((k,)) for k in definition.primary_key)
-        constraint = quote_name(("PK_" + "_".join(definition.primary_key),))
+        constraint = quote_name((definition.constraint_name,))
         lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
     temporary = "TEMPORARY " if definition.temporary else ""
     name = quote_name(shown(_qualified(definition.name)))
@@ -550,10 +555,10 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
         nullable = not (in_key or column.not_null)
         if column.is_proctime:
             type_text, nullable = "TIMESTAMP_LTZ(3) *PROCTIME*", False
-            extras = f"AS {column.expression}"
+            extras = f"AS {flink_expression(column.expression or '')}"
         elif column.expression is not None:
             type_text = computed.get(column.name, "")
-            extras = f"AS {column.expression}"
+            extras = f"AS {flink_expression(column.expression)}"
         else:
             type_text = column.type_text
             if column.metadata is not None:

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sparkgate.api.errors import SqlParseError
-from sparkgate.service.streaming.ddl import Column, TableDefinition, Watermark, read_items
+from sparkgate.service.streaming.ddl import (
+    Column,
+    PrimaryKey,
+    TableDefinition,
+    Watermark,
+    read_items,
+)
 from sparkgate.sql.lexer import Token, TokenKind, unquote
 from sparkgate.sql.reader import TokenReader
 
@@ -50,7 +56,7 @@ class TableAlteration:
     modify: bool = False  # ADD (False) or MODIFY (True) of what follows
     columns: tuple[Placed, ...] = ()
     watermark: Watermark | None = None
-    primary_key: tuple[str, ...] | None = None
+    primary_key: PrimaryKey | None = None
     drop_columns: tuple[str, ...] = ()
     drop_watermark: bool = False
     drop_primary_key: bool = False
@@ -187,6 +193,7 @@ def apply_alteration(definition: TableDefinition, change: TableAlteration) -> Ta
         return dataclasses.replace(definition, options=options)
     columns = list(definition.columns)
     watermark, key = definition.watermark, definition.primary_key
+    constraint = definition.constraint
 
     def index(name: str) -> int:
         for i, column in enumerate(columns):
@@ -223,9 +230,9 @@ def apply_alteration(definition: TableDefinition, change: TableAlteration) -> Ta
                 if change.modify
                 else "The table already has a primary key: MODIFY it or DROP it first."
             )
-        for name in change.primary_key:
+        for name in change.primary_key.columns:
             index(name)
-        key = change.primary_key
+        key, constraint = change.primary_key
     for name in change.drop_columns:
         at = index(name)
         dropped = columns.pop(at).name
@@ -240,7 +247,7 @@ def apply_alteration(definition: TableDefinition, change: TableAlteration) -> Ta
     if change.drop_primary_key:
         if not key:
             raise SqlParseError("The table has no primary key to drop.")
-        key = ()
+        key, constraint = (), None
     if change.rename_column is not None:
         old, new = change.rename_column
         at = index(old)
@@ -256,5 +263,9 @@ def apply_alteration(definition: TableDefinition, change: TableAlteration) -> Ta
         index(watermark.column)
         watermark.delay  # noqa: B018 - validates the expression now
     return dataclasses.replace(
-        definition, columns=tuple(columns), watermark=watermark, primary_key=key
+        definition,
+        columns=tuple(columns),
+        watermark=watermark,
+        primary_key=key,
+        constraint=constraint,
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparkgate.api.catalog import quote_identifier
+from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.spark.types import FLINK_PROCTIME_KEY, FLINK_TYPE_KEY
@@ -282,6 +283,7 @@ def check_definition(definition: TableDefinition) -> None:
 
 def sink_kind(definition: TableDefinition) -> str:
     """The connector, refused if it cannot be written or its columns cannot be."""
+    check_definition(definition)
     if definition.connector not in _SINKS:
         raise invalid(
             f"Connector '{definition.connector}' can only be used as a source, not as a sink"
@@ -413,6 +415,22 @@ def _datagen_expr(definition: TableDefinition, column: Column, id_column: str) -
     if null_rate > 0:
         expr = f"IF(rand() < {null_rate!r}, NULL, {expr})"
     return _cast(expr, column)
+
+
+def stored_select(definition: TableDefinition) -> str | None:
+    """The body of the catalog view that stores ``definition`` (None: a filesystem
+    table, stored as Spark's own table). A definition whose options are not valid
+    (an ALTER TABLE SET stores options unchecked, as Flink does) gets a view that
+    fails with the reason when read."""
+    if definition.connector == "filesystem":
+        return None
+    try:
+        check_definition(definition)
+    except ExecutionError as exc:
+        return _failing_select(definition, exc.message)
+    if definition.connector == "datagen":
+        return datagen_select(definition)
+    return sink_select(definition)
 
 
 def datagen_select(definition: TableDefinition) -> str:
@@ -575,7 +593,10 @@ _READABLE = frozenset({"datagen", "filesystem", "jdbc", "kafka", "upsert-kafka"}
 
 
 def check_readable(definition: TableDefinition) -> None:
-    """Refuse, before anything runs, to read a table whose connector is a sink only."""
+    """Refuse, before anything runs, to read a table whose options are not valid (an
+    ALTER TABLE SET stores them unchecked, as Flink's) or whose connector is a sink
+    only."""
+    check_definition(definition)
     if definition.connector not in _READABLE:
         message = (
             f"Connector '{definition.connector}' can only be used as a sink: table "

@@ -12,14 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sparkgate.api.errors import SqlParseError
+from sparkgate.sql.flink_expression import flink_expression
 from sparkgate.sql.lexer import Token, TokenKind, unquote
 from sparkgate.sql.quoting import quote_identifier
 from sparkgate.sql.reader import TokenReader
 
 __all__ = [
     "Column",
+    "PrimaryKey",
     "Schema",
     "TableDefinition",
     "Watermark",
@@ -90,7 +93,7 @@ class Watermark:
         try:
             bound = self._bound()
         except SqlParseError:
-            return self.expression
+            return flink_expression(self.expression)
         column = quote_identifier(self.column)
         if bound is None:
             return column
@@ -127,6 +130,14 @@ class Watermark:
         )
 
 
+class PrimaryKey(NamedTuple):
+    """A primary key's columns, and its constraint's name when the DDL gave one
+    (``CONSTRAINT name PRIMARY KEY (...)``; Flink names it ``PK_<columns>`` else)."""
+
+    columns: tuple[str, ...]
+    name: str | None = None
+
+
 @dataclass(frozen=True)
 class TableDefinition:
     """What the WITH clause declared; stored as JSON in the table's properties."""
@@ -140,6 +151,13 @@ class TableDefinition:
     comment: str | None = None
     primary_key: tuple[str, ...] = field(default=())
     partition_keys: tuple[str, ...] = field(default=())
+    #: The primary key constraint's name as the DDL gave it (None: Flink's ``PK_<columns>``).
+    constraint: str | None = None
+
+    @property
+    def constraint_name(self) -> str:
+        """The primary key constraint's name as Flink prints it."""
+        return self.constraint or "PK_" + "_".join(self.primary_key)
 
     @property
     def connector(self) -> str:
@@ -169,6 +187,7 @@ class TableDefinition:
                 else {"column": self.watermark.column, "expression": self.watermark.expression},
                 "primary_key": list(self.primary_key),
                 "partition_keys": list(self.partition_keys),
+                **({"constraint": self.constraint} if self.constraint else {}),
             },
             sort_keys=True,
         )
@@ -184,10 +203,11 @@ class TableDefinition:
             watermark=None if mark is None else Watermark(**mark),
             primary_key=tuple(data.get("primary_key", ())),
             partition_keys=tuple(data.get("partition_keys", ())),
+            constraint=data.get("constraint"),
         )
 
 
-def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tuple[str, ...]:
+def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | PrimaryKey:
     """One item of a column list: a column, the watermark or the primary key's columns."""
     first = item[0].upper if item[0].kind is TokenKind.WORD else None
     if first == "WATERMARK" and len(item) > 3 and item[1].upper == "FOR":
@@ -201,7 +221,8 @@ def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | tupl
         upper = [n.upper() for n in names]
         start = upper.index("KEY") + 1 if "KEY" in upper else 0
         keys = [n for n in names[start:] if n.upper() not in ("NOT", "ENFORCED")]
-        return tuple(keys)
+        named = first == "CONSTRAINT" and len(names) > 1 and upper[1] != "PRIMARY"
+        return PrimaryKey(tuple(keys), names[1] if named else None)
     name = unquote(item[0])
     if len(item) < 2:
         raise SqlParseError(f"column {name} needs a type or AS expression")
@@ -296,6 +317,7 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         comment=comment,
         primary_key=schema.primary_key,
         partition_keys=partition_keys,
+        constraint=schema.constraint,
     )
 
 
@@ -311,20 +333,21 @@ class Schema:
     watermark: Watermark | None = None
     primary_key: tuple[str, ...] = ()
     names_only: bool = False
+    constraint: str | None = None
 
 
 def read_items(
     src: TokenReader, items: list[list[Token]]
-) -> tuple[list[Column], Watermark | None, tuple[str, ...] | None]:
+) -> tuple[list[Column], Watermark | None, PrimaryKey | None]:
     """The columns, the watermark and the primary key (None: not given) of a column list."""
     columns: list[Column] = []
     watermark: Watermark | None = None
-    primary_key: tuple[str, ...] | None = None
+    primary_key: PrimaryKey | None = None
     for item in items:
         parsed = parse_item(src, item)
         if isinstance(parsed, Watermark):
             watermark = parsed
-        elif isinstance(parsed, tuple):
+        elif isinstance(parsed, PrimaryKey):
             primary_key = parsed
         else:
             columns.append(parsed)
@@ -333,12 +356,13 @@ def read_items(
 
 def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
     columns, watermark, key = read_items(src, items)
-    primary_key = key or ()
     if watermark is not None:
         if watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
         watermark.delay  # noqa: B018 - validates the expression now, not at query time
-    return Schema(tuple(columns), watermark, primary_key)
+    if key is None:
+        return Schema(tuple(columns), watermark)
+    return Schema(tuple(columns), watermark, key.columns, constraint=key.name)
 
 
 def parse_schema(text: str) -> Schema:

@@ -33,7 +33,6 @@ from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
     batch_frame,
-    check_definition,
     check_readable,
     stream_frame,
 )
@@ -409,7 +408,6 @@ def resolved(
                     definition = dataclasses.replace(
                         definition, options={**definition.options, **hinted}
                     )
-                    check_definition(definition)
                 check_readable(definition)
             if definition is not None and (streaming or ref.stream):
                 source = stream_frame(spark, definition, trigger_s)

@@ -217,12 +217,7 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
 
 
 def _store(session: Session, definition: TableDefinition, *, replace: bool) -> None:
-    if definition.connector == "filesystem":
-        body = None
-    elif definition.connector == "datagen":
-        body = connectors.datagen_select(definition)
-    else:
-        body = connectors.sink_select(definition)
+    body = connectors.stored_select(definition)
     try:
         session.spark.sql(connectors.catalog_ddl(definition, body, replace=replace))
     except Exception as exc:
@@ -235,7 +230,10 @@ def alter_connector_table(
     session: Session, definition: TableDefinition, change: TableAlteration
 ) -> None:
     """Flink's ``ALTER TABLE`` of a connector table: its stored definition
-    replaced (its view, for a filesystem table its properties), or renamed."""
+    replaced (its view, for a filesystem table its properties), or renamed.
+
+    As in Flink, ``SET``/``RESET`` store the options unchecked (a connector can be
+    changed over several statements); a read or write of the table checks them."""
     name = quote_name(definition.name)
     files = definition.connector == "filesystem"
     if change.rename_to is not None:
@@ -246,7 +244,8 @@ def alter_connector_table(
         altered = apply_alteration(definition, change)
     except SqlParseError as exc:
         raise invalid(str(exc)) from None
-    connectors.check_definition(altered)
+    if change.set_options is None and change.reset_options is None:
+        connectors.check_definition(altered)
     if not files:
         _store(session, altered, replace=True)
         return

@@ -268,4 +268,5 @@ def _sink_definition(
         comment=statement.comment,
         primary_key=schema.primary_key if schema is not None else (),
         partition_keys=statement.partition_keys,
+        constraint=schema.constraint if schema is not None else None,
     )

@@ -1,0 +1,114 @@
+"""An SQL expression printed back as Flink prints a computed column's.
+
+Flink's ``SHOW CREATE TABLE`` and ``DESCRIBE`` show a computed column by its
+expression re-written by its parser, not as the user typed it:
+``coalesce(product, 'missing_sku')`` is ``COALESCE(`product`, 'missing_sku')``.
+Identifiers are back-quoted, function names and keywords upper-case, and the
+spacing is the parser's (none inside parentheses, one after a comma, one
+around a binary operator). The text is re-spelled token by token; literals and
+back-quoted names are kept as written.
+"""
+
+from __future__ import annotations
+
+from sparkgate.sql.flink_spellings import flink_precisions
+from sparkgate.sql.lexer import Token, TokenKind, tokenize
+from sparkgate.sql.quoting import quote_identifier
+
+__all__ = ["flink_expression"]
+
+# Words that are SQL's own in an expression, never a column's name there.
+_KEYWORDS = frozenset(
+    """
+    AND OR NOT IS NULL TRUE FALSE UNKNOWN CASE WHEN THEN ELSE END AS IN LIKE ILIKE
+    SIMILAR TO BETWEEN SYMMETRIC ASYMMETRIC DISTINCT ALL ANY SOME EXISTS ESCAPE FROM FOR
+    BOTH LEADING TRAILING INTERVAL YEAR YEARS MONTH MONTHS DAY DAYS HOUR HOURS MINUTE
+    MINUTES SECOND SECONDS MILLISECOND MILLISECONDS MICROSECOND WEEK QUARTER OVER
+    PARTITION BY ORDER ASC DESC NULLS FIRST LAST ROWS RANGE PRECEDING FOLLOWING
+    UNBOUNDED CURRENT ROW WITH LOCAL TIME ZONE DATE TIMESTAMP TIMESTAMP_LTZ ARRAY MAP
+    MULTISET
+    """.split()  # noqa: SIM905 - a word list
+)
+# A cast's type names as Flink's parser prints them.
+_TYPE_NAMES = {"INT": "INTEGER"}
+_NO_SPACE_BEFORE = frozenset({TokenKind.RPAREN, TokenKind.COMMA, TokenKind.DOT})
+_NO_SPACE_AFTER = frozenset({TokenKind.LPAREN, TokenKind.DOT})
+
+
+def flink_expression(text: str) -> str:
+    """``text`` (an SQL expression) as Flink prints it back; comments dropped."""
+    tokens = [t for t in tokenize(flink_precisions(text)) if not t.is_comment]
+    pieces: list[str] = []
+    cast_depth: list[int] = []  # paren depths of the CASTs being read
+    depth = 0
+    typing = False  # after a CAST's AS: the type's words, not names
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        prev = tokens[i - 1] if i else None
+        if tok.kind is TokenKind.LPAREN:
+            depth += 1
+        elif tok.kind is TokenKind.RPAREN:
+            if cast_depth and cast_depth[-1] == depth:
+                cast_depth.pop()
+                typing = False
+            depth -= 1
+        if i and _spaced(tokens, i):
+            pieces.append(" ")
+        pieces.append(_spelled(tok, prev, nxt, typing))
+        if tok.kind is TokenKind.WORD and tok.upper == "CAST" and _opens(nxt):
+            cast_depth.append(depth + 1)
+        elif tok.kind is TokenKind.WORD and tok.upper == "AS" and cast_depth:
+            typing = cast_depth[-1] == depth
+    return "".join(pieces)
+
+
+def _opens(tok: Token | None) -> bool:
+    return tok is not None and tok.kind is TokenKind.LPAREN
+
+
+def _keyword(tok: Token) -> bool:
+    return tok.kind is TokenKind.WORD and tok.upper in _KEYWORDS
+
+
+def _spelled(tok: Token, prev: Token | None, nxt: Token | None, typing: bool) -> str:
+    if tok.kind is not TokenKind.WORD:
+        return tok.text
+    dotted = prev is not None and prev.kind is TokenKind.DOT
+    if typing:
+        return _TYPE_NAMES.get(tok.upper, tok.upper)
+    if not dotted and (_opens(nxt) or tok.upper in _KEYWORDS):
+        return tok.upper
+    if not dotted and nxt is not None and nxt.kind is TokenKind.STRING:
+        return tok.upper  # a typed literal: DATE '2024-01-01'
+    return quote_identifier(tok.text)
+
+
+def _spaced(tokens: list[Token], i: int) -> bool:
+    """Whether a space comes before ``tokens[i]`` in Flink's printing."""
+    tok, prev = tokens[i], tokens[i - 1]
+    if tok.kind in _NO_SPACE_BEFORE or prev.kind in _NO_SPACE_AFTER:
+        return False
+    if tok.kind is TokenKind.LPAREN:
+        # A call's parenthesis follows its name; any other follows a space.
+        called = prev.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
+        return not called or (_keyword(prev) and prev.upper not in _CALLABLE_KEYWORDS)
+    # A sign sticks to what it signs: -1, (-x), a * -b.
+    return not (prev.kind is TokenKind.OPERATOR and prev.text in "+-" and _unary(tokens, i - 1))
+
+
+def _unary(tokens: list[Token], i: int) -> bool:
+    if i == 0:
+        return True
+    before = tokens[i - 1]
+    return before.kind in _OPERAND_STARTS or _keyword(before)
+
+
+_OPERAND_STARTS = frozenset(
+    {TokenKind.LPAREN, TokenKind.COMMA, TokenKind.OPERATOR, TokenKind.EQUALS}
+)
+# Keywords a parenthesis follows closely: functions' names, and types' precisions.
+_CALLABLE_KEYWORDS = frozenset(
+    """
+    YEAR MONTH DAY HOUR MINUTE SECOND WEEK QUARTER ARRAY MAP TIMESTAMP TIMESTAMP_LTZ
+    """.split()  # noqa: SIM905 - a word list
+)
