@@ -45,3 +45,18 @@ def test_a_named_constraint_keeps_its_name_and_an_unnamed_one_is_named_by_flinks
     assert (named.primary_key, named.constraint_name) == (("a", "b"), "my_key")
     assert (unnamed.primary_key, unnamed.constraint_name) == (("a",), "PK_a")
     assert type(named).from_json(named.name, named.to_json()).constraint == "my_key"
+
+
+def test_a_column_comment_is_kept_apart_from_its_type_or_expression() -> None:
+    table = parse_connector_table(
+        "CREATE TABLE t (a INT NOT NULL COMMENT 'it''s a', b AS a + 1 COMMENT 'b', "
+        "m TIMESTAMP(3) METADATA FROM 'timestamp' VIRTUAL COMMENT 'm', c INT) "
+        "WITH ('connector' = 'kafka')"
+    )
+    assert table is not None
+    a, b, m, c = table.columns
+    assert (a.type, a.not_null, a.comment) == ("INT", True, "it's a")
+    assert (b.expression, b.comment) == ("a + 1", "b")
+    assert (m.metadata, m.virtual, m.comment) == ("timestamp", True, "m")
+    assert c.comment is None
+    assert type(table).from_json(table.name, table.to_json()).columns == table.columns

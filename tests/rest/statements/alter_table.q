@@ -273,3 +273,40 @@ WITH (
 
 DROP TEMPORARY TABLE q_tmp;
 !ok
+
+# Column comments: kept apart from the type or expression, printed back, and a
+# comment column in DESCRIBE when a column has one (as Flink).
+CREATE TABLE q_commented (
+  `user` BIGINT NOT NULL COMMENT 'the key, named ''user''.',
+  amount INT,
+  ptime AS PROCTIME() COMMENT 'computed',
+  PRIMARY KEY (`user`) NOT ENFORCED
+) WITH ('connector' = 'datagen', 'number-of-rows' = '2');
+!ok
+
+DESCRIBE q_commented;
+| name | type | null | key | extras | watermark | comment |
+| user | BIGINT | FALSE | PRI(user) | NULL | NULL | the key, named 'user'. |
+| amount | INT | TRUE | NULL | NULL | NULL | NULL |
+| ptime | TIMESTAMP_LTZ(3) *PROCTIME* | FALSE | NULL | AS PROCTIME() | NULL | computed |
+
+SHOW CREATE TABLE q_commented;
+!text
+CREATE TABLE `default_catalog`.`default_database`.`q_commented` (
+  `user` BIGINT NOT NULL COMMENT 'the key, named ''user''.',
+  `amount` INT,
+  `ptime` AS PROCTIME() COMMENT 'computed',
+  CONSTRAINT `PK_user` PRIMARY KEY (`user`) NOT ENFORCED
+)
+WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '2'
+)
+!end
+
+SELECT count(ptime) AS n FROM q_commented;
+| n |
+| 2 |
+
+DROP TABLE q_commented;
+!ok

@@ -378,18 +378,21 @@ def flink_ddl(
     for column in definition.columns:
         name = quote_name((column.name,))
         if column.expression is not None:
-            lines.append(f"  {name} AS {flink_expression(column.expression)}")
+            line = f"  {name} AS {flink_expression(column.expression)}"
         elif column.metadata is not None:
             source = (
                 "" if column.metadata == column.name else f" FROM {flink_literal(column.metadata)}"
             )
             virtual = " VIRTUAL" if column.virtual else ""
-            lines.append(f"  {name} {_ddl_type_text(column)} METADATA{source}{virtual}")
+            line = f"  {name} {_ddl_type_text(column)} METADATA{source}{virtual}"
         else:
             # Key columns are NOT NULL (Flink adds it; the stored type lacks it).
             not_null = column.not_null or column.name.lower() in keys
             not_null_text = " NOT NULL" if not_null else ""
-            lines.append(f"  {name} {_ddl_type_text(column)}{not_null_text}")
+            line = f"  {name} {_ddl_type_text(column)}{not_null_text}"
+        if column.comment is not None:
+            line += f" COMMENT {flink_literal(column.comment)}"
+        lines.append(line)
     if definition.watermark is not None:
         mark = definition.watermark
         lines.append(f"  WATERMARK FOR {quote_name((mark.column,))} AS {mark.flink_text}")
@@ -460,12 +463,15 @@ def describe_table(session: Session, statement: DescribeTable) -> Execution | No
         rows = _connector_columns(session, definition)
     else:
         rows = _spark_columns(session, statement.table)
-    types = (STRING, STRING, BOOLEAN, STRING, STRING, STRING)
+    # Flink adds the comment column when a column of the table has a comment.
+    names = _DESCRIBE_COLUMNS + (("comment",) if any(row[6] for row in rows) else ())
     like = statement.like
-    rows = [row for row in rows if like is None or like.matches(str(row[0]))]
+    rows = [row[: len(names)] for row in rows if like is None or like.matches(str(row[0]))]
     if materialized is not None and like is None:
-        rows += [[label, value, None, None, None, None] for label, value in materialized]
-    return _typed_result(tuple(zip(_DESCRIBE_COLUMNS, types, strict=True)), rows)
+        filler = [None] * (len(names) - 2)
+        rows += [[label, value, *filler] for label, value in materialized]
+    types = (STRING, STRING, BOOLEAN, *[STRING] * (len(names) - 3))
+    return _typed_result(tuple(zip(names, types, strict=True)), rows)
 
 
 def _text(value: object) -> str | None:
@@ -500,9 +506,10 @@ def _spark_describe(session: Session, definition: TableDefinition) -> Execution:
         fields = batch_frame(session.spark, definition).schema.fields
     except Exception as exc:
         raise to_execution_error(exc) from exc
+    comments = {c.name: c.comment for c in definition.columns}
     return table_result(
         ["col_name", "data_type", "comment"],
-        [[f.name, f.dataType.simpleString(), None] for f in fields],
+        [[f.name, f.dataType.simpleString(), comments.get(f.name)] for f in fields],
     )
 
 
@@ -539,7 +546,8 @@ def _spark_columns(session: Session, name: tuple[str, ...]) -> list[list[object]
                 type_text = declared.type + (" *ROWTIME*" if declared.rowtime else "")
             # As declared (the datagen connector's values, say, are never null).
             nullable = not (declared.not_null or declared.proctime)
-        rows.append([c.name, type_text, nullable, None, None, None])
+        comment = f.metadata.get("comment")
+        rows.append([c.name, type_text, nullable, None, None, None, comment])
     return rows
 
 
@@ -573,9 +581,8 @@ def _connector_columns(session: Session, definition: TableDefinition) -> list[li
         if mark is not None and mark.column.lower() == column.name.lower():
             type_text += " *ROWTIME*"
             watermark = mark.flink_text
-        rows.append(
-            [column.name, type_text, nullable, key_text if in_key else None, extras, watermark]
-        )
+        key = key_text if in_key else None
+        rows.append([column.name, type_text, nullable, key, extras, watermark, column.comment])
     return rows
 
 

@@ -9,6 +9,7 @@ computed (``name AS expr``), metadata (``name TYPE METADATA [FROM 'key']
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class Column:
     not_null: bool = False  # declared NOT NULL (a key column is NOT NULL anyway)
     #: A metadata column only read (``VIRTUAL``): not part of what an INSERT writes.
     virtual: bool = False
+    comment: str | None = None  # COMMENT '...' after the column
 
     @property
     def type_text(self) -> str:
@@ -178,6 +180,7 @@ class TableDefinition:
                         "metadata": c.metadata,
                         **({"not_null": True} if c.not_null else {}),
                         **({"virtual": True} if c.virtual else {}),
+                        **({"comment": c.comment} if c.comment is not None else {}),
                     }
                     for c in self.columns
                 ],
@@ -224,6 +227,15 @@ def parse_item(src: TokenReader, item: list[Token]) -> Column | Watermark | Prim
         named = first == "CONSTRAINT" and len(names) > 1 and upper[1] != "PRIMARY"
         return PrimaryKey(tuple(keys), names[1] if named else None)
     name = unquote(item[0])
+    comment = None
+    if len(item) > 3 and item[-2].upper == "COMMENT" and item[-1].kind is TokenKind.STRING:
+        comment, item = unquote(item[-1]), item[:-2]
+    column = _column(src, name, item)
+    return column if comment is None else dataclasses.replace(column, comment=comment)
+
+
+def _column(src: TokenReader, name: str, item: list[Token]) -> Column:
+    """A column of a column list, its comment aside."""
     if len(item) < 2:
         raise SqlParseError(f"column {name} needs a type or AS expression")
     if item[1].upper == "AS" and item[1].kind is TokenKind.WORD:
