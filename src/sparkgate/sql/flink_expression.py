@@ -11,8 +11,10 @@ back-quoted names are kept as written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sparkgate.sql.flink_spellings import flink_precisions
-from sparkgate.sql.lexer import Token, TokenKind, tokenize
+from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 from sparkgate.sql.quoting import quote_identifier
 
 __all__ = ["flink_expression"]
@@ -35,8 +37,11 @@ _NO_SPACE_BEFORE = frozenset({TokenKind.RPAREN, TokenKind.COMMA, TokenKind.DOT})
 _NO_SPACE_AFTER = frozenset({TokenKind.LPAREN, TokenKind.DOT})
 
 
-def flink_expression(text: str) -> str:
-    """``text`` (an SQL expression) as Flink prints it back; comments dropped."""
+def flink_expression(text: str, qualify: Callable[[str], str | None] | None = None) -> str:
+    """``text`` (an SQL expression) as Flink prints it back; comments dropped.
+
+    ``qualify`` gives a bare name's expanded text (`` `t`.`a` `` for ``a``), or None
+    to print it back-quoted as it is: Flink expands a view's query so."""
     tokens = [t for t in tokenize(flink_precisions(text)) if not t.is_comment]
     pieces: list[str] = []
     cast_depth: list[int] = []  # paren depths of the CASTs being read
@@ -54,12 +59,25 @@ def flink_expression(text: str) -> str:
             depth -= 1
         if i and _spaced(tokens, i):
             pieces.append(" ")
-        pieces.append(_spelled(tok, prev, nxt, typing))
+        spelled = _spelled(tok, prev, nxt, typing)
+        if qualify is not None and _bare_name(tok, prev, nxt, spelled):
+            spelled = qualify(unquote(tok)) or spelled
+        pieces.append(spelled)
         if tok.kind is TokenKind.WORD and tok.upper == "CAST" and _opens(nxt):
             cast_depth.append(depth + 1)
         elif tok.kind is TokenKind.WORD and tok.upper == "AS" and cast_depth:
             typing = cast_depth[-1] == depth
     return "".join(pieces)
+
+
+def _bare_name(tok: Token, prev: Token | None, nxt: Token | None, spelled: str) -> bool:
+    """Whether ``tok`` is a name standing alone (not a part of ``t.a``, not a call)."""
+    dots = (prev, nxt)
+    if any(t is not None and t.kind is TokenKind.DOT for t in dots):
+        return False
+    return tok.kind is TokenKind.QUOTED_IDENTIFIER or (
+        tok.kind is TokenKind.WORD and spelled.startswith("`")
+    )
 
 
 def _opens(tok: Token | None) -> bool:

@@ -25,10 +25,12 @@ show create view q_v2;
 CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v2` (
   `user`
 )
-AS select `user` from q_v1
+AS SELECT `q_v1`.`user`
+FROM `default_catalog`.`default_database`.`q_v1` AS `q_v1`
 !end
 
-# A cast's timestamp precision prints as it was written.
+# The query as Flink's validator expands it: full names, qualified columns, a
+# cast's timestamp precision as it was written.
 create temporary view q_v3 as select cast(amount as timestamp(3)) as t from q_orders;
 !ok
 
@@ -37,10 +39,48 @@ show create view q_v3;
 CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v3` (
   `t`
 )
-AS select cast(amount as TIMESTAMP(3)) as t from q_orders
+AS SELECT CAST(`q_orders`.`amount` AS TIMESTAMP(3)) AS `t`
+FROM `default_catalog`.`default_database`.`q_orders` AS `q_orders`
 !end
 
 drop temporary view q_v3;
+!ok
+
+create temporary view q_v4 as select product, sum (amount) as total, count(*) from (
+  select o.product, amount * 2 as amount from q_orders o where o.amount > 0
+) as tmp group by product;
+!ok
+
+show create view q_v4;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v4` (
+  `product`,
+  `total`,
+  `EXPR$2`
+)
+AS SELECT `tmp`.`product`, SUM(`tmp`.`amount`) AS `total`, COUNT(*)
+FROM (SELECT `o`.`product`, `o`.`amount` * 2 AS `amount`
+FROM `default_catalog`.`default_database`.`q_orders` AS `o`
+WHERE `o`.`amount` > 0) AS `tmp`
+GROUP BY `tmp`.`product`
+!end
+
+# A form Flink's expansion is not written for here (a join) prints as written.
+create temporary view q_v5 as select a.`user` from q_orders a join q_orders b on a.`user` = b.`user`;
+!ok
+
+show create view q_v5;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v5` (
+  `user`
+)
+AS select a.`user` from q_orders a join q_orders b on a.`user` = b.`user`
+!end
+
+drop temporary view q_v4;
+!ok
+
+drop temporary view q_v5;
 !ok
 
 show views like 'q_v%';
@@ -71,7 +111,8 @@ CREATE VIEW `default_catalog`.`default_database`.`q_v1` (
   `EXPR$1`
 )
 COMMENT 'kept'
-AS select `user`, amount + 1 from q_orders
+AS SELECT `q_orders`.`user`, `q_orders`.`amount` + 1
+FROM `default_catalog`.`default_database`.`q_orders` AS `q_orders`
 !end
 
 drop view q_v1;

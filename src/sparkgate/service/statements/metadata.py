@@ -32,6 +32,7 @@ from sparkgate.service.catalog import SESSION_CATALOG, list_catalogs, quote_name
 from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.spark.expanded import expanded_query
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.kinds import (
@@ -364,7 +365,16 @@ def _view(
     comment = desc.comment()
     if comment.isDefined():
         ddl += f"COMMENT {flink_literal(str(comment.get()))}\n"
-    return ddl + f"AS {flink_precisions(str(text.get()).strip())}\n"
+    query = str(text.get()).strip()
+    expanded = None
+    if shown is flink_path:  # Flink prints the query its validator expanded
+
+        def table(written: tuple[str, ...]) -> tuple[tuple[str, ...], Sequence[str]]:
+            names = [str(c) for c in _frame_schema(session, written).fieldNames()]
+            return shown((*full[: max(3 - len(written), 0)], *written)), names
+
+        expanded = expanded_query(spark, query, table)
+    return ddl + f"AS {expanded or flink_precisions(query)}\n"
 
 
 def flink_ddl(

@@ -1,0 +1,150 @@
+"""A view's query expanded as Flink's SHOW CREATE VIEW prints it.
+
+Flink keeps a view's query as its validator expanded it: every table by its
+full name with an alias (``FROM `c`.`db`.`orders` AS `orders```), ``*`` as
+the table's columns, and every column by its table's alias
+(`` `orders`.`user` ``), one clause a line. The structure comes from Spark's
+parser (the parsed plan of the view's text); each expression is its own text,
+re-spelled as Flink prints it (:func:`~sparkgate.sql.flink_expression.flink_expression`).
+
+Expanded: SELECT blocks (a select list, ``WHERE``, ``GROUP BY``) over one table
+or one subquery in parentheses, nested to any depth. Anything else (joins, set
+operations, CTEs, ORDER BY, subqueries in expressions) is not: the caller
+prints the query as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparkgate.service.spark.plans import parse_plan, scala_strings
+from sparkgate.sql.flink_expression import flink_expression
+from sparkgate.sql.lexer import TokenKind, tokenize
+from sparkgate.sql.quoting import quote_identifier
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["expanded_query"]
+
+#: A table's full name as printed, and its columns, from the name as written.
+TableLookup = Callable[[tuple[str, ...]], tuple[tuple[str, ...], Sequence[str]]]
+
+
+class _NotExpanded(Exception):
+    """A form this module does not expand."""
+
+
+@dataclass(frozen=True)
+class _Block:
+    text: str
+    names: tuple[str, ...]  # the output columns' names
+
+
+def expanded_query(spark: SparkSession, query: str, tables: TableLookup) -> str | None:
+    """``query`` expanded as Flink prints a view's query; None when it has a form
+    that is not expanded, or does not parse."""
+    try:
+        return _Expander(query, tables).block(parse_plan(spark, query)).text
+    except _NotExpanded:
+        return None
+    except Exception:  # Spark's parse error, a table gone: the text as written
+        return None
+
+
+def _kind(node: Any) -> str:
+    return str(node.nodeName())
+
+
+def _lower(parts: Sequence[str]) -> list[str]:
+    return [p.lower() for p in parts]
+
+
+def _attribute(node: Any) -> tuple[str, ...]:
+    """A column reference's name parts; () for any other expression."""
+    return scala_strings(node.nameParts()) if _kind(node) == "UnresolvedAttribute" else ()
+
+
+def _quoted(name: Sequence[str]) -> str:
+    return ".".join(quote_identifier(part) for part in name)
+
+
+class _Expander:
+    def __init__(self, query: str, tables: TableLookup) -> None:
+        self.query = query
+        self.tables = tables
+
+    def block(self, node: Any) -> _Block:
+        kind = _kind(node)
+        if kind == "Project":
+            items, groups = node.projectList(), None
+        elif kind == "Aggregate":
+            items, groups = node.aggregateExpressions(), node.groupingExpressions()
+        else:
+            raise _NotExpanded(kind)
+        child = node.child()
+        where = None
+        if _kind(child) == "Filter":
+            where, child = child.condition(), child.child()
+        source, alias, columns = self.source(child)
+        by_name = {c.lower(): c for c in columns}
+
+        def qualify(name: str) -> str | None:
+            found = by_name.get(name.lower())
+            return None if found is None else _quoted((alias, found))
+
+        texts: list[str] = []
+        names: list[str] = []
+        for i in range(items.size()):
+            item = items.apply(i)
+            item_kind = _kind(item)
+            if item_kind == "UnresolvedStar":
+                target = item.target()
+                if target.isDefined() and _lower(scala_strings(target.get())) != [alias.lower()]:
+                    raise _NotExpanded("a star of another table")
+                texts += [_quoted((alias, c)) for c in columns]
+                names += columns
+            elif item_kind == "Alias":
+                name = str(item.name())
+                expression = self.expression(item.child(), qualify)
+                texts.append(f"{expression} AS {quote_identifier(name)}")
+                names.append(name)
+            else:
+                expression = item.child() if item_kind == "UnresolvedAlias" else item
+                texts.append(self.expression(expression, qualify))
+                # A column keeps its name; an expression is named as Flink names it.
+                parts = _attribute(expression)
+                names.append(by_name.get(parts[-1].lower(), parts[-1]) if parts else f"EXPR${i}")
+        text = f"SELECT {', '.join(texts)}\nFROM {source}"
+        if where is not None:
+            text += f"\nWHERE {self.expression(where, qualify)}"
+        if groups is not None and groups.size():
+            keys = [self.expression(groups.apply(i), qualify) for i in range(groups.size())]
+            text += f"\nGROUP BY {', '.join(keys)}"
+        return _Block(text, tuple(names))
+
+    def source(self, node: Any) -> tuple[str, str, Sequence[str]]:
+        """The FROM clause's text, its alias and its columns."""
+        alias = None
+        if _kind(node) == "SubqueryAlias":
+            alias, node = str(node.alias()), node.child()
+        if _kind(node) == "UnresolvedRelation":
+            written = scala_strings(node.multipartIdentifier())
+            full, columns = self.tables(written)
+            alias = alias or written[-1]
+            return f"{_quoted(full)} AS {quote_identifier(alias)}", alias, columns
+        if alias is None:
+            raise _NotExpanded(_kind(node))
+        inner = self.block(node)
+        return f"({inner.text}) AS {quote_identifier(alias)}", alias, inner.names
+
+    def expression(self, node: Any, qualify: Callable[[str], str | None]) -> str:
+        origin = node.origin()
+        if not (origin.startIndex().isDefined() and origin.stopIndex().isDefined()):
+            raise _NotExpanded("an expression without its text")
+        text = self.query[origin.startIndex().get() : origin.stopIndex().get() + 1]
+        if any(t.kind is TokenKind.WORD and t.upper == "SELECT" for t in tokenize(text)):
+            raise _NotExpanded("a subquery in an expression")
+        return flink_expression(text, qualify)
