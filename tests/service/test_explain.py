@@ -57,7 +57,7 @@ def sections(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("== ")]
 
 
-@pytest.mark.parametrize("form", ["EXPLAIN", "EXPLAIN PLAN FOR"])
+@pytest.mark.parametrize("form", ["EXPLAIN", "EXPLAIN PLAN FOR", "EXPLAIN EXECUTE"])
 def test_a_query_in_flinks_sections(
     service: SparkGatewayService, session: SessionHandle, tables: tuple[str, str, Path], form: str
 ) -> None:

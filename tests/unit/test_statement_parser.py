@@ -172,8 +172,14 @@ __all__: list[str] = []
         ("CREATE MODEL m WITH ('k' = 'v')", K.Refused, {"form": "CREATE MODEL"}),
         ("DESCRIBE MODEL m", K.Refused, {"form": "DESCRIBE MODEL"}),
         ("SHOW MODELS", K.Refused, {"form": "SHOW MODELS"}),
-        # Flink's EXECUTE <DML> is the DML itself
+        # Flink's EXECUTE <DML> and EXECUTE <query> are the statement itself
         ("EXECUTE INSERT INTO t SELECT 1", K.Dml, {"text": "INSERT INTO t SELECT 1"}),
+        ("EXECUTE SELECT * FROM t", K.SparkQuery, {"text": "SELECT * FROM t"}),
+        (
+            "execute with c AS (SELECT 1) SELECT * FROM c",
+            K.SparkQuery,
+            {"text": "with c AS (SELECT 1) SELECT * FROM c"},
+        ),
         # listings with SQL's LIKE, and Spark's own pattern forms
         ("SHOW USER FUNCTIONS FROM db LIKE 'f%'", K.ShowFunctions, {"scope": "USER"}),
         ("SHOW FUNCTIONS 'a*'", K.ShowFunctions, {"spark_form": True}),

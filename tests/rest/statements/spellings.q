@@ -27,3 +27,8 @@ SELECT FLOOR(TIMESTAMP '2024-05-06 07:08:09' TO HOUR) AS f, CEIL(TIMESTAMP '2024
 SELECT SHA256('a') AS h, TO_BASE64(CAST('a' AS BYTES)) AS b, FROM_BASE64('YQ==') AS s;
 | h | b | s |
 | ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb | YQ== | a |
+
+# Flink's EXECUTE <query> is the query itself.
+EXECUTE SELECT 1 AS one;
+| one |
+| 1 |

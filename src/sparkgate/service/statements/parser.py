@@ -428,8 +428,8 @@ def _parse(cursor: Cursor, text: str) -> k.Statement:
         return _parse_execute_statement_set(cursor, text)
     if first == "STATEMENT" and cursor.accept("SET"):  # after COMPILE PLAN ... FOR
         return _parse_execute_statement_set(cursor, text)
-    if first == "EXECUTE" and cursor.word() in _DML_WORDS:
-        # Flink's EXECUTE INSERT ...: the statement itself.
+    if first == "EXECUTE" and (cursor.word() in _DML_WORDS or cursor.word() in QUERY_KEYWORDS):
+        # Flink's EXECUTE INSERT ... and EXECUTE SELECT ...: the statement itself.
         return parse_statement(cursor.rest())
     plan = parse_plan_statement(cursor, text, first, parse_statement)
     if plan is not None:
