@@ -13,8 +13,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import jwt
-
 from sparkgate.api.auth import Authenticator, AuthenticatorContext, CredentialKind, Credentials
 from sparkgate.api.config import (
     ConfigOption,
@@ -102,6 +100,9 @@ class TokenAuthenticator:
         self.leeway = config.get(LEEWAY).total_seconds()
 
     def authenticate(self, credentials: Credentials) -> str:
+        # PyJWT (and cryptography) load with the first token, not with every start-up.
+        import jwt
+
         assert credentials.token is not None
         required = ["exp", self.user_claim]
         if self.issuer:
