@@ -77,6 +77,21 @@ CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v5` (
 AS select a.`user` from q_orders a join q_orders b on a.`user` = b.`user`
 !end
 
+create temporary view q_v6 as select product, count(*) as n from q_orders group by product, amount with rollup;
+!ok
+
+show create view q_v6;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v6` (
+  `product`,
+  `n`
+)
+AS select product, count(*) as n from q_orders group by product, amount with rollup
+!end
+
+drop temporary view q_v6;
+!ok
+
 drop temporary view q_v4;
 !ok
 

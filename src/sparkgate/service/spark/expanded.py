@@ -9,8 +9,8 @@ re-spelled as Flink prints it (:func:`~sparkgate.sql.flink_expression.flink_expr
 
 Expanded: SELECT blocks (a select list, ``WHERE``, ``GROUP BY``) over one table
 or one subquery in parentheses, nested to any depth. Anything else (joins, set
-operations, CTEs, ORDER BY, subqueries in expressions) is not: the caller
-prints the query as written.
+operations, CTEs, DISTINCT, ORDER BY, LIMIT, HAVING, grouping sets, ``* EXCEPT``,
+subqueries in expressions) is not: the caller prints the query as written.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ __all__ = ["expanded_query"]
 
 #: A table's full name as printed, and its columns, from the name as written.
 TableLookup = Callable[[tuple[str, ...]], tuple[tuple[str, ...], Sequence[str]]]
+
+
+_GROUPING_SETS = frozenset({"Rollup", "Cube", "GroupingSets"})
 
 
 class _NotExpanded(Exception):
@@ -111,6 +114,8 @@ class _Expander:
                 expression = self.expression(item.child(), qualify)
                 texts.append(f"{expression} AS {quote_identifier(name)}")
                 names.append(name)
+            elif "Star" in item_kind:
+                raise _NotExpanded(item_kind)  # * EXCEPT (...), * REPLACE (...)
             else:
                 expression = item.child() if item_kind == "UnresolvedAlias" else item
                 texts.append(self.expression(expression, qualify))
@@ -121,7 +126,10 @@ class _Expander:
         if where is not None:
             text += f"\nWHERE {self.expression(where, qualify)}"
         if groups is not None and groups.size():
-            keys = [self.expression(groups.apply(i), qualify) for i in range(groups.size())]
+            grouped = [groups.apply(i) for i in range(groups.size())]
+            if any(_kind(g) in _GROUPING_SETS for g in grouped):
+                raise _NotExpanded("grouping sets")  # their text is the whole clause
+            keys = [self.expression(g, qualify) for g in grouped]
             text += f"\nGROUP BY {', '.join(keys)}"
         return _Block(text, tuple(names))
 
