@@ -45,7 +45,7 @@ def test_flink_ddl_is_parsed_with_computed_columns_and_watermark() -> None:
     assert parsed.name == ("db", "clicks")
     assert parsed.if_not_exists
     assert parsed.columns == (
-        Column("user_id", "BIGINT", not_null=True),
+        Column("user_id", "BIGINT", not_null=True, comment="who"),
         Column("url", "VARCHAR(100)"),
         Column("ts", "TIMESTAMP(3)"),
         Column("pt", expression="PROCTIME()"),

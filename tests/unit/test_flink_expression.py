@@ -27,6 +27,8 @@ from sparkgate.sql.flink_expression import flink_expression
         ("date '2024-01-01'", "DATE '2024-01-01'"),
         ("extract(year from ts)", "EXTRACT(YEAR FROM `ts`)"),
         ("a -- a comment\n + 1", "`a` + 1"),
+        ("arr[1] + m['k']", "`arr`[1] + `m`['k']"),
+        ("a::int + b", "`a`::INTEGER + `b`"),
     ],
 )
 def test_an_expression_is_printed_as_flinks_parser_prints_it(written: str, printed: str) -> None:

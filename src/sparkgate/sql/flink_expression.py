@@ -59,7 +59,8 @@ def flink_expression(text: str, qualify: Callable[[str], str | None] | None = No
             depth -= 1
         if i and _spaced(tokens, i):
             pieces.append(" ")
-        spelled = _spelled(tok, prev, nxt, typing)
+        # After Spark's a::INT, the next word is a type.
+        spelled = _spelled(tok, prev, nxt, typing or (prev is not None and prev.text == "::"))
         if qualify is not None and _bare_name(tok, prev, nxt, spelled):
             spelled = qualify(unquote(tok)) or spelled
         pieces.append(spelled)
@@ -106,6 +107,8 @@ def _spaced(tokens: list[Token], i: int) -> bool:
     tok, prev = tokens[i], tokens[i - 1]
     if tok.kind in _NO_SPACE_BEFORE or prev.kind in _NO_SPACE_AFTER:
         return False
+    if tok.text in ("[", "]", "::") or prev.text in ("[", "::"):
+        return False  # a subscript a[1], Spark's cast a::INT
     if tok.kind is TokenKind.LPAREN:
         # A call's parenthesis follows its name; any other follows a space.
         called = prev.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
@@ -118,6 +121,8 @@ def _unary(tokens: list[Token], i: int) -> bool:
     if i == 0:
         return True
     before = tokens[i - 1]
+    if before.text == "]":  # the end of a subscript: an operand
+        return False
     return before.kind in _OPERAND_STARTS or _keyword(before)
 
 
