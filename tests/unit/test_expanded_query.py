@@ -17,3 +17,4 @@ def test_bare_names_are_qualified_and_qualified_or_called_ones_are_not() -> None
         "SUM(`o`.`amount`) + `o`.`amount` - `o`.`user` * `other`"
     )
     assert flink_expression("cast(amount as int)", qualify) == "CAST(`o`.`amount` AS INTEGER)"
+    assert flink_expression("struct(amount AS user)", qualify) == "STRUCT(`o`.`amount` AS `user`)"

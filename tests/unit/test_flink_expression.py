@@ -29,6 +29,18 @@ from sparkgate.sql.flink_expression import flink_expression
         ("a -- a comment\n + 1", "`a` + 1"),
         ("arr[1] + m['k']", "`arr`[1] + `m`['k']"),
         ("a::int + b", "`a`::INTEGER + `b`"),
+        # column names that are also SQL words, and functions without parentheses
+        ("year + 1", "`year` + 1"),
+        ("coalesce(date, first, `map`)", "COALESCE(`date`, `first`, `map`)"),
+        ("current_timestamp", "CURRENT_TIMESTAMP"),
+        ("interval '1' day to second", "INTERVAL '1' DAY TO SECOND"),
+        ("try_cast(a as int)", "TRY_CAST(`a` AS INTEGER)"),
+        ("a div b", "`a` DIV `b`"),
+        ("- -a", "- -`a`"),
+        (
+            "row_number() over (partition by k order by v desc nulls last)",
+            "ROW_NUMBER() OVER (PARTITION BY `k` ORDER BY `v` DESC NULLS LAST)",
+        ),
     ],
 )
 def test_an_expression_is_printed_as_flinks_parser_prints_it(written: str, printed: str) -> None:

@@ -19,16 +19,27 @@ from sparkgate.sql.quoting import quote_identifier
 
 __all__ = ["flink_expression"]
 
-# Words that are SQL's own in an expression, never a column's name there.
+# Words that are SQL's own wherever they stand in an expression.
 _KEYWORDS = frozenset(
     """
     AND OR NOT IS NULL TRUE FALSE UNKNOWN CASE WHEN THEN ELSE END AS IN LIKE ILIKE
     SIMILAR TO BETWEEN SYMMETRIC ASYMMETRIC DISTINCT ALL ANY SOME EXISTS ESCAPE FROM FOR
-    BOTH LEADING TRAILING INTERVAL YEAR YEARS MONTH MONTHS DAY DAYS HOUR HOURS MINUTE
-    MINUTES SECOND SECONDS MILLISECOND MILLISECONDS MICROSECOND WEEK QUARTER OVER
-    PARTITION BY ORDER ASC DESC NULLS FIRST LAST ROWS RANGE PRECEDING FOLLOWING
-    UNBOUNDED CURRENT ROW WITH LOCAL TIME ZONE DATE TIMESTAMP TIMESTAMP_LTZ ARRAY MAP
-    MULTISET
+    BOTH LEADING TRAILING INTERVAL OVER PARTITION BY ORDER ASC DESC NULLS ROWS PRECEDING
+    FOLLOWING UNBOUNDED DIV
+    """.split()  # noqa: SIM905 - a word list
+)
+# Functions called without parentheses.
+_NILADIC = frozenset(
+    """
+    CURRENT_TIMESTAMP CURRENT_DATE CURRENT_TIME LOCALTIMESTAMP LOCALTIME CURRENT_USER
+    """.split()  # noqa: SIM905 - a word list
+)
+# Time units: keywords after an interval's value, around TO, before FROM (EXTRACT);
+# elsewhere a column may have the name (`year`).
+_UNITS = frozenset(
+    """
+    YEAR YEARS QUARTER MONTH MONTHS WEEK DAY DAYS HOUR HOURS MINUTE MINUTES SECOND SECONDS
+    MILLISECOND MILLISECONDS MICROSECOND MICROSECONDS
     """.split()  # noqa: SIM905 - a word list
 )
 # A cast's type names as Flink's parser prints them.
@@ -60,11 +71,11 @@ def flink_expression(text: str, qualify: Callable[[str], str | None] | None = No
         if i and _spaced(tokens, i):
             pieces.append(" ")
         # After Spark's a::INT, the next word is a type.
-        spelled = _spelled(tok, prev, nxt, typing or (prev is not None and prev.text == "::"))
+        spelled = _spelled(tokens, i, typing or (prev is not None and prev.text == "::"))
         if qualify is not None and _bare_name(tok, prev, nxt, spelled):
             spelled = qualify(unquote(tok)) or spelled
         pieces.append(spelled)
-        if tok.kind is TokenKind.WORD and tok.upper == "CAST" and _opens(nxt):
+        if tok.kind is TokenKind.WORD and tok.upper in ("CAST", "TRY_CAST") and _opens(nxt):
             cast_depth.append(depth + 1)
         elif tok.kind is TokenKind.WORD and tok.upper == "AS" and cast_depth:
             typing = cast_depth[-1] == depth
@@ -72,9 +83,12 @@ def flink_expression(text: str, qualify: Callable[[str], str | None] | None = No
 
 
 def _bare_name(tok: Token, prev: Token | None, nxt: Token | None, spelled: str) -> bool:
-    """Whether ``tok`` is a name standing alone (not a part of ``t.a``, not a call)."""
+    """Whether ``tok`` is a name standing alone (not a part of ``t.a``, not a call,
+    not an alias after AS)."""
     dots = (prev, nxt)
     if any(t is not None and t.kind is TokenKind.DOT for t in dots):
+        return False
+    if prev is not None and prev.upper == "AS":
         return False
     return tok.kind is TokenKind.QUOTED_IDENTIFIER or (
         tok.kind is TokenKind.WORD and spelled.startswith("`")
@@ -85,20 +99,43 @@ def _opens(tok: Token | None) -> bool:
     return tok is not None and tok.kind is TokenKind.LPAREN
 
 
-def _keyword(tok: Token) -> bool:
-    return tok.kind is TokenKind.WORD and tok.upper in _KEYWORDS
+def _keyword(tokens: list[Token], i: int) -> bool:
+    """Whether ``tokens[i]`` is a word of SQL's own where it stands (not a name)."""
+    tok = tokens[i]
+    if tok.kind is not TokenKind.WORD or (i and tokens[i - 1].kind is TokenKind.DOT):
+        return False
+    word = tok.upper
+    prev = tokens[i - 1] if i else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if word in _KEYWORDS or word in _NILADIC:
+        return True
+    if word in _UNITS:
+        return (prev is not None and (prev.kind is TokenKind.STRING or prev.upper == "TO")) or (
+            nxt is not None and nxt.upper in ("TO", "FROM")
+        )
+    if word in ("FIRST", "LAST"):
+        return prev is not None and prev.upper == "NULLS"
+    if word in ("CURRENT", "ROW", "RANGE"):  # a window frame's
+        pair = {"CURRENT": "ROW", "RANGE": "BETWEEN"}
+        return (nxt is not None and nxt.upper in (pair.get(word), "UNBOUNDED")) or (
+            word == "ROW" and prev is not None and prev.upper == "CURRENT"
+        )
+    if word in ("ARRAY", "MAP"):  # ARRAY[...], MAP[...]
+        return nxt is not None and nxt.text == "["
+    # A typed literal: DATE '2024-01-01', TIMESTAMP '...', X'00'.
+    return nxt is not None and nxt.kind is TokenKind.STRING
 
 
-def _spelled(tok: Token, prev: Token | None, nxt: Token | None, typing: bool) -> str:
+def _spelled(tokens: list[Token], i: int, typing: bool) -> str:
+    tok = tokens[i]
     if tok.kind is not TokenKind.WORD:
         return tok.text
-    dotted = prev is not None and prev.kind is TokenKind.DOT
     if typing:
         return _TYPE_NAMES.get(tok.upper, tok.upper)
-    if not dotted and (_opens(nxt) or tok.upper in _KEYWORDS):
+    dotted = i > 0 and tokens[i - 1].kind is TokenKind.DOT
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if (not dotted and _opens(nxt)) or _keyword(tokens, i):
         return tok.upper
-    if not dotted and nxt is not None and nxt.kind is TokenKind.STRING:
-        return tok.upper  # a typed literal: DATE '2024-01-01'
     return quote_identifier(tok.text)
 
 
@@ -112,7 +149,9 @@ def _spaced(tokens: list[Token], i: int) -> bool:
     if tok.kind is TokenKind.LPAREN:
         # A call's parenthesis follows its name; any other follows a space.
         called = prev.kind in (TokenKind.WORD, TokenKind.QUOTED_IDENTIFIER)
-        return not called or (_keyword(prev) and prev.upper not in _CALLABLE_KEYWORDS)
+        return not called or prev.upper in _KEYWORDS
+    if prev.text == "-" and tok.text.startswith("-"):
+        return True  # never `--`, a comment
     # A sign sticks to what it signs: -1, (-x), a * -b.
     return not (prev.kind is TokenKind.OPERATOR and prev.text in "+-" and _unary(tokens, i - 1))
 
@@ -123,15 +162,11 @@ def _unary(tokens: list[Token], i: int) -> bool:
     before = tokens[i - 1]
     if before.text == "]":  # the end of a subscript: an operand
         return False
-    return before.kind in _OPERAND_STARTS or _keyword(before)
+    return before.kind in _OPERAND_STARTS or (
+        before.upper in _KEYWORDS and before.kind is TokenKind.WORD
+    )
 
 
 _OPERAND_STARTS = frozenset(
     {TokenKind.LPAREN, TokenKind.COMMA, TokenKind.OPERATOR, TokenKind.EQUALS}
-)
-# Keywords a parenthesis follows closely: functions' names, and types' precisions.
-_CALLABLE_KEYWORDS = frozenset(
-    """
-    YEAR MONTH DAY HOUR MINUTE SECOND WEEK QUARTER ARRAY MAP TIMESTAMP TIMESTAMP_LTZ
-    """.split()  # noqa: SIM905 - a word list
 )

@@ -92,6 +92,43 @@ AS select product, count(*) as n from q_orders group by product, amount with rol
 drop temporary view q_v6;
 !ok
 
+# A column named as an SQL word stays a column; GROUP BY ALL is printed as written.
+create temporary view q_v7 as select amount as `year`, `user` from q_orders;
+!ok
+
+create temporary view q_v8 as select year + 1 as next, count(*) as n from q_v7 group by all;
+!ok
+
+create temporary view q_v9 as select year + 1 as next from q_v7;
+!ok
+
+show create view q_v9;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v9` (
+  `next`
+)
+AS SELECT `q_v7`.`year` + 1 AS `next`
+FROM `default_catalog`.`default_database`.`q_v7` AS `q_v7`
+!end
+
+show create view q_v8;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v8` (
+  `next`,
+  `n`
+)
+AS select year + 1 as next, count(*) as n from q_v7 group by all
+!end
+
+drop temporary view q_v9;
+!ok
+
+drop temporary view q_v8;
+!ok
+
+drop temporary view q_v7;
+!ok
+
 drop temporary view q_v4;
 !ok
 

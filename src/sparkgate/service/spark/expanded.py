@@ -9,8 +9,9 @@ re-spelled as Flink prints it (:func:`~sparkgate.sql.flink_expression.flink_expr
 
 Expanded: SELECT blocks (a select list, ``WHERE``, ``GROUP BY``) over one table
 or one subquery in parentheses, nested to any depth. Anything else (joins, set
-operations, CTEs, DISTINCT, ORDER BY, LIMIT, HAVING, grouping sets, ``* EXCEPT``,
-subqueries in expressions) is not: the caller prints the query as written.
+operations, CTEs, DISTINCT, ORDER BY, LIMIT, HAVING, grouping sets, ``GROUP BY
+ALL``, ``* EXCEPT``, ``STREAM(t)``, lambdas, subqueries in expressions) is not:
+the caller prints the query as written.
 """
 
 from __future__ import annotations
@@ -121,7 +122,9 @@ class _Expander:
                 texts.append(self.expression(expression, qualify))
                 # A column keeps its name; an expression is named as Flink names it.
                 parts = _attribute(expression)
-                names.append(by_name.get(parts[-1].lower(), parts[-1]) if parts else f"EXPR${i}")
+                # Calcite numbers by output column, after * is expanded.
+                unnamed = f"EXPR${len(names)}"
+                names.append(by_name.get(parts[-1].lower(), parts[-1]) if parts else unnamed)
         text = f"SELECT {', '.join(texts)}\nFROM {source}"
         if where is not None:
             text += f"\nWHERE {self.expression(where, qualify)}"
@@ -129,6 +132,8 @@ class _Expander:
             grouped = [groups.apply(i) for i in range(groups.size())]
             if any(_kind(g) in _GROUPING_SETS for g in grouped):
                 raise _NotExpanded("grouping sets")  # their text is the whole clause
+            if any(_kind(g) == "Literal" or _lower(_attribute(g)) == ["all"] for g in grouped):
+                raise _NotExpanded("GROUP BY ALL or a position")
             keys = [self.expression(g, qualify) for g in grouped]
             text += f"\nGROUP BY {', '.join(keys)}"
         return _Block(text, tuple(names))
@@ -139,6 +144,8 @@ class _Expander:
         if _kind(node) == "SubqueryAlias":
             alias, node = str(node.alias()), node.child()
         if _kind(node) == "UnresolvedRelation":
+            if node.isStreaming():
+                raise _NotExpanded("STREAM(t)")  # the expansion would read it in batch
             written = scala_strings(node.multipartIdentifier())
             full, columns = self.tables(written)
             alias = alias or written[-1]
@@ -153,6 +160,9 @@ class _Expander:
         if not (origin.startIndex().isDefined() and origin.stopIndex().isDefined()):
             raise _NotExpanded("an expression without its text")
         text = self.query[origin.startIndex().get() : origin.stopIndex().get() + 1]
-        if any(t.kind is TokenKind.WORD and t.upper == "SELECT" for t in tokenize(text)):
+        tokens = tokenize(text)
+        if any(t.kind is TokenKind.WORD and t.upper == "SELECT" for t in tokens):
             raise _NotExpanded("a subquery in an expression")
+        if any(t.text == "->" for t in tokens):
+            raise _NotExpanded("a lambda")  # its parameters are not the table's columns
         return flink_expression(text, qualify)

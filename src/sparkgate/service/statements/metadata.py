@@ -34,6 +34,7 @@ from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.expanded import expanded_query
 from sparkgate.service.spark.jobs import invalid, to_execution_error
+from sparkgate.service.spark.plans import scala_strings
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.kinds import (
     DescribeTable,
@@ -368,10 +369,16 @@ def _view(
     query = str(text.get()).strip()
     expanded = None
     if shown is flink_path:  # Flink prints the query its validator expanded
+        # The view's names resolve where it was created, as Spark reads it.
+        home = scala_strings(desc.viewCatalogAndNamespace()) or full[:2]
 
         def table(written: tuple[str, ...]) -> tuple[tuple[str, ...], Sequence[str]]:
-            names = [str(c) for c in _frame_schema(session, written).fieldNames()]
-            return shown((*full[: max(3 - len(written), 0)], *written)), names
+            qualified = (*home[: max(3 - len(written), 0)], *written)
+            try:
+                names = _frame_schema(session, qualified).fieldNames()
+            except Exception:  # a temporary view: it is in no database
+                names = _frame_schema(session, written).fieldNames()
+            return shown(qualified), [str(c) for c in names]
 
         expanded = expanded_query(spark, query, table)
     return ddl + f"AS {expanded or flink_precisions(query)}\n"
