@@ -225,7 +225,7 @@ def test_connector_table_is_a_table_in_hiveserver2_metadata(
 
 
 def test_temporary_connector_table_is_not_a_view(
-    service: SparkGatewayService, rest: SessionHandle
+    service: SparkGatewayService, rest: SessionHandle, database: str
 ) -> None:
     ask(
         service,
@@ -236,7 +236,9 @@ def test_temporary_connector_table_is_not_a_view(
     assert ("tgen",) in ask(service, rest, "SHOW TABLES").rows
     assert ("tgen",) not in ask(service, rest, "SHOW VIEWS").rows
     created = ask(service, rest, "SHOW CREATE TABLE tgen").rows[0][0]
-    assert created.startswith("CREATE TEMPORARY TABLE `tgen` (\n  `k` INT\n)")
+    # Flink's temporary tables live in the current catalog and database.
+    full = f"`spark_catalog`.`{database}`.`tgen`"
+    assert created.startswith(f"CREATE TEMPORARY TABLE {full} (\n  `k` INT\n)")
 
 
 def test_show_create_masks_secrets() -> None:
