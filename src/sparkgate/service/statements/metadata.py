@@ -32,10 +32,10 @@ from sparkgate.service.catalog import SESSION_CATALOG, list_catalogs, quote_name
 from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
-from sparkgate.service.spark.expanded import expanded_query
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.plans import scala_strings
 from sparkgate.service.spark.types import to_result_schema
+from sparkgate.service.statements.expanded import expanded_query
 from sparkgate.service.statements.kinds import (
     DescribeTable,
     LikePattern,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkgate.service.catalog import quote_name
 from sparkgate.service.spark.plans import parse_plan, scala_strings
 from sparkgate.sql.flink_expression import flink_expression
 from sparkgate.sql.lexer import TokenKind, tokenize
@@ -52,9 +53,7 @@ def expanded_query(spark: SparkSession, query: str, tables: TableLookup) -> str 
     that is not expanded, or does not parse."""
     try:
         return _Expander(query, tables).block(parse_plan(spark, query)).text
-    except _NotExpanded:
-        return None
-    except Exception:  # Spark's parse error, a table gone: the text as written
+    except Exception:  # a form not expanded, Spark's parse error, a table gone
         return None
 
 
@@ -69,10 +68,6 @@ def _lower(parts: Sequence[str]) -> list[str]:
 def _attribute(node: Any) -> tuple[str, ...]:
     """A column reference's name parts; () for any other expression."""
     return scala_strings(node.nameParts()) if _kind(node) == "UnresolvedAttribute" else ()
-
-
-def _quoted(name: Sequence[str]) -> str:
-    return ".".join(quote_identifier(part) for part in name)
 
 
 class _Expander:
@@ -97,7 +92,7 @@ class _Expander:
 
         def qualify(name: str) -> str | None:
             found = by_name.get(name.lower())
-            return None if found is None else _quoted((alias, found))
+            return None if found is None else quote_name((alias, found))
 
         texts: list[str] = []
         names: list[str] = []
@@ -108,7 +103,7 @@ class _Expander:
                 target = item.target()
                 if target.isDefined() and _lower(scala_strings(target.get())) != [alias.lower()]:
                     raise _NotExpanded("a star of another table")
-                texts += [_quoted((alias, c)) for c in columns]
+                texts += [quote_name((alias, c)) for c in columns]
                 names += columns
             elif item_kind == "Alias":
                 name = str(item.name())
@@ -149,7 +144,7 @@ class _Expander:
             written = scala_strings(node.multipartIdentifier())
             full, columns = self.tables(written)
             alias = alias or written[-1]
-            return f"{_quoted(full)} AS {quote_identifier(alias)}", alias, columns
+            return f"{quote_name(full)} AS {quote_identifier(alias)}", alias, columns
         if alias is None:
             raise _NotExpanded(_kind(node))
         inner = self.block(node)
