@@ -3,6 +3,7 @@ changelogs; cancel stops the query; a slow reader holds the query back."""
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections import Counter
 from pathlib import Path
@@ -173,6 +174,31 @@ def test_values_stream_row_by_row_in_streaming_mode(
         expected = [(insert, (1, "x")), (insert, (2, "y"))]
         assert changes(stream_service, session, op) == expected, listed
     assert active_queries(spark_of(stream_service, session)) == []
+
+
+def test_time_values_stream_as_times(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """Flink's TIME: literals, casts and columns, in batch and streaming results."""
+    query = (
+        "SELECT TIME '20:12:11' AS t0, k, CAST(t AS TIME(3)) AS t3 "
+        "FROM (VALUES (1, '01:02:03.456'), (2, NULL)) AS v(k, t)"
+    )
+    times = (datetime.time(20, 12, 11), 1, datetime.time(1, 2, 3, 456000))
+    assert run(stream_service, session, query) == [times, (datetime.time(20, 12, 11), 2, None)]
+    streaming(stream_service, session)
+    op = stream_service.execute_statement(session, query)
+    insert = RowKind.INSERT
+    assert changes(stream_service, session, op) == [
+        (insert, times),
+        (insert, (datetime.time(20, 12, 11), 2, None)),
+    ]
+    schema = stream_service.get_operation_result_schema(session, op)
+    assert [str(column.logical_type) for column in schema.columns] == [
+        "TIME(6) NOT NULL",
+        "INT NOT NULL",
+        "TIME(3)",
+    ]
 
 
 def test_filesystem_source_streams_what_is_there_and_ends(

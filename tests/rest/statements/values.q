@@ -12,6 +12,18 @@ SELECT TIME '12:34:56' AS t;
 | t |
 | 12:34:56 |
 
+# A cast to TIME and a TIME column (Spark's TIME type, turned on by the gateway).
+SELECT CAST('01:02:03.456' AS TIME(3)) AS t;
+| t |
+| 01:02:03.456 |
+
+CREATE TEMPORARY VIEW times AS SELECT CAST(NULL AS TIME) AS t;
+!ok
+
+SELECT t FROM times;
+| t |
+| NULL |
+
 # Flink's timestamp precisions are taken (Spark's values keep microseconds).
 SELECT CAST('2024-01-01 12:00:00.123' AS TIMESTAMP(3)) AS t, CAST(TIMESTAMP '2024-01-01 12:00:00' AS TIMESTAMP_LTZ(3)) AS l;
 | t | l |

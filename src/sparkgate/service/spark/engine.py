@@ -230,6 +230,9 @@ def build_spark_conf(
         # scan; see service/spark/pools.py.
         "spark.scheduler.mode": "FAIR",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Flink's TIME type: columns, casts and streaming results (Spark refuses all
+        # three without it, though it reads TIME literals).
+        "spark.sql.timeType.enabled": "true",
         # The gateway reports progress itself; the console bar would garble the terminal.
         "spark.ui.showConsoleProgress": "false",
         # Each gateway session is a Spark session with its own cache of table relations
