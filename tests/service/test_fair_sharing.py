@@ -87,6 +87,8 @@ def _settings(pool: Any) -> tuple[int, int, str]:
 def test_a_sessions_pool_has_the_default_weight_and_min_share(
     service: SparkGatewayService, session: SessionHandle, spark: SparkSession
 ) -> None:
+    assert _pool(spark, service._session(session).own_pool) is None  # made at first use
+    assert run(service, session, "SELECT 1 AS pooled") == [(1,)]
     pool = _pool(spark, service._session(session).own_pool)  # white-box: its pool's name
     assert pool is not None
     defaults = (options.SESSION_POOL_WEIGHT.default, options.SESSION_POOL_MIN_SHARE.default)
@@ -103,12 +105,12 @@ def test_a_sessions_pool_has_the_configured_weight_and_min_share(spark: SparkSes
     )
     try:
         handle = service.open_session(SessionEnvironment())
+        assert run(service, handle, "SELECT 1 AS weighed") == [(1,)]
         name = service._session(handle).own_pool
         pool = _pool(spark, name)
         assert pool is not None
         # Its jobs one after the other, the session's share against others by weight.
         assert _settings(pool) == (3, 2, "FIFO")
-        assert run(service, handle, "SELECT 1 AS weighed") == [(1,)]
         service.close_session(handle)
         assert _pool(spark, name) is None, "Spark never forgets a pool: the gateway removes it"
     finally:

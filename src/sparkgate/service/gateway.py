@@ -814,7 +814,7 @@ class SparkGatewayService:
 
     def _add_pool(self, session: Session) -> None:
         add_pool(
-            session.spark.sparkContext,
+            self.spark.sparkContext,
             session.own_pool,
             self.config.get(options.SESSION_POOL_WEIGHT),
             self.config.get(options.SESSION_POOL_MIN_SHARE),
@@ -847,7 +847,7 @@ class SparkGatewayService:
         session = Session(
             handle,
             environment,
-            self._engine_session(),
+            self._session_spark,
             self.config.to_dict(),
             operations,
             limits,
@@ -858,8 +858,14 @@ class SparkGatewayService:
         session.context.catalogs = self._catalogs
         session.context.module_factories = self._module_factories
         session.context.materialized = self._materialized
-        self._add_pool(session)
         return session
+
+    def _session_spark(self, session: Session) -> SparkSession:
+        """A session's Spark session, made at its first use, in its scheduler pool."""
+        with self._engine_calls("The session's Spark session was not made"):
+            spark = self._engine_session()
+            self._add_pool(session)
+        return spark
 
     def _confinement(self) -> PathRoots | None:
         """The roots sessions' SQL may name files under; None when unconfined."""

@@ -89,7 +89,7 @@ class Session:
         self,
         handle: SessionHandle,
         environment: SessionEnvironment,
-        spark: SparkSession,
+        spark: Callable[[Session], SparkSession],
         defaults: Mapping[str, str],
         operations: OperationManager,
         result_limits: ResultLimits | None = None,
@@ -100,7 +100,10 @@ class Session:
     ) -> None:
         self.handle = handle
         self.environment = environment
-        self.spark = spark
+        # Made at the first use, not at open: a session a client opens and never
+        # uses (a pool's spare connection, a probe) costs the engine nothing.
+        self._make_spark = spark
+        self._spark: SparkSession | None = None
         self.operations = operations
         self.result_limits = result_limits or ResultLimits()
         #: Kinds of host-touching Spark SQL this session may run (host_access).
@@ -129,10 +132,9 @@ class Session:
         self._lock = threading.RLock()
         denied: tuple[str, ...] = Configuration(self._defaults).get(DENIED_SPARK_SETTINGS)
         self._denied = tuple(pattern.lower() for pattern in denied)
-        default_zone = self._default_zone()
-        if default_zone is not None:
-            with contextlib.suppress(ExecutionError):
-                self._apply_spark(SPARK_TIME_ZONE_KEY, default_zone)
+        # Spark settings among them reach Spark when its session is made (_bind);
+        # one Spark fixes at start-up (Flink's client sends its whole flink-conf) is
+        # kept, and said to stay unapplied, then.
         for key, value in environment.config.items():
             try:
                 self.set(key, value)
@@ -143,11 +145,39 @@ class Session:
                 # kept as it was given, never applied.
                 self._properties[key] = value
                 log.warning("Session %s: %s is not applied: %s", handle, key, exc)
-            except ExecutionError as exc:
-                # A client may send keys Spark fixes at start-up (Flink's client
-                # sends its whole flink-conf): keep them, but say so.
-                self._properties[key] = value
-                log.warning("Session %s: %s stays unapplied: %s", handle, key, exc.message)
+
+    @property
+    def spark(self) -> SparkSession:
+        """The session's Spark session, made (with its properties applied) at first use."""
+        spark = self._spark
+        if spark is not None:
+            return spark
+        with self._lock:
+            if self._spark is None:
+                self._bind(self._make_spark(self))
+            assert self._spark is not None
+            return self._spark
+
+    @property
+    def has_spark(self) -> bool:
+        """Whether the session's Spark session was made yet."""
+        return self._spark is not None
+
+    def _bind(self, spark: SparkSession) -> None:
+        """Use ``spark`` from now on, with the session's properties applied to it."""
+        self._spark = spark
+        zone = self._default_zone()
+        if zone is not None:
+            with contextlib.suppress(ExecutionError):
+                self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
+        for key, value in list(self._properties.items()):
+            try:
+                if key in _TIME_ZONE_KEYS:
+                    self._set_time_zone(key, value)
+                elif is_spark_key(key) and not self._is_denied(key):
+                    self._apply_spark(key, value)
+            except ExecutionError as exc:  # kept, but unapplied
+                log.warning("Session %s: %s stays unapplied: %s", self.handle, key, exc.message)
 
     @property
     def flink_shapes(self) -> bool:
@@ -256,8 +286,7 @@ class Session:
         if zone is not None:
             self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
         else:
-            with contextlib.suppress(Exception):
-                self.spark.conf.unset(SPARK_TIME_ZONE_KEY)
+            self._unset_spark(SPARK_TIME_ZONE_KEY)
 
     def time_zone(self) -> str:
         """Spark's effective session time zone (the JVM's unless set)."""
@@ -279,14 +308,21 @@ class Session:
                     if default is not None:
                         self._apply_spark(name, default)
                     else:
-                        with contextlib.suppress(Exception):
-                            self.spark.conf.unset(name)
+                        self._unset_spark(name)
 
     def _apply_spark(self, key: str, value: str) -> None:
+        """Set ``key`` in the Spark session, once it is made (_bind applies it then)."""
+        if self._spark is None:
+            return
         try:
-            self.spark.conf.set(key, value)
+            self._spark.conf.set(key, value)
         except Exception as exc:
             raise to_execution_error(exc) from exc
+
+    def _unset_spark(self, key: str) -> None:
+        if self._spark is not None:
+            with contextlib.suppress(Exception):
+                self._spark.conf.unset(key)
 
     @contextlib.contextmanager
     def statement_config(self, config: Mapping[str, str]) -> Iterator[dict[str, str]]:
@@ -326,7 +362,8 @@ class Session:
         return _scope(self, operation, config)
 
     def interrupt(self, operation: Operation) -> None:
-        cancel_tag(self.spark.sparkContext, operation.job_tag)
+        if self._spark is not None:  # else it has started nothing in Spark
+            cancel_tag(self._spark.sparkContext, operation.job_tag)
 
     def scheduler_pool(self) -> str:
         """The FAIR scheduler pool this session's jobs run in: its own unless set."""
@@ -357,21 +394,10 @@ class Session:
         record themselves anew as they run).
         """
         with self._lock:
-            self.spark = spark
             self.context.temporary_tables.clear()
             self.context.jars[:] = self.environment.jars
             recipe, self.context.recipe = self.context.recipe, SessionRecipe()
-            zone = self._default_zone()
-            if zone is not None:
-                self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
-            for key, value in list(self._properties.items()):
-                try:
-                    if key in _TIME_ZONE_KEYS:
-                        self._set_time_zone(key, value)
-                    elif is_spark_key(key):
-                        self._apply_spark(key, value)
-                except ExecutionError as exc:  # as at open: kept, but unapplied
-                    log.warning("Session %s: %s stays unapplied: %s", self.handle, key, exc.message)
+            self._bind(spark)
         return recipe
 
     def close(self) -> None:
@@ -380,10 +406,12 @@ class Session:
             if self.on_closed is not None:
                 self.on_closed(self)
             self.resources.remove()
-            if not self.shared_pool:  # a user's pool stays for their next session
-                remove_pool(self.spark.sparkContext, self.own_pool)
+            # A user's pool stays for their next session; a session that never made
+            # its Spark session has no pool.
+            if not self.shared_pool and self._spark is not None:
+                remove_pool(self._spark.sparkContext, self.own_pool)
         finally:
-            released(self.spark)  # its Spark session leaves the JVM in seconds, not hours
+            released(self._spark)  # its Spark session leaves the JVM in seconds, not hours
 
 
 def user_pool(name: str) -> str:
