@@ -194,6 +194,8 @@ def test_a_session_may_not_set_the_gateways_spark_settings(
     try:
         run(service, other, "SET 'spark.sql.ansi.enabled' = 'true'")
         assert service.get_session_config(other)["spark.sql.shuffle.partitions"] == "3"
+        # Applied to its Spark session, made at its first statement.
+        assert service._session(other).spark.conf.get("spark.sql.shuffle.partitions") == "3"
     finally:
         service.close_session(other)
 
