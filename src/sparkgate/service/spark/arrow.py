@@ -22,6 +22,7 @@ one-row result in about 30 ms.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sparkgate.service.spark.driver_rows import driver_batches
+from sparkgate.service.spark.jvm_cache import jvm_constant, sql_conf
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.relay import relay_batches
 
@@ -51,7 +53,7 @@ class ArrowSettings:
 
     @classmethod
     def of(cls, spark: SparkSession) -> ArrowSettings:
-        conf = spark._jconf
+        conf = sql_conf(spark)
         return cls(
             max_records=int(conf.getConfString("spark.sql.execution.arrow.maxRecordsPerBatch")),
             time_zone=str(conf.getConfString("spark.sql.session.timeZone")),
@@ -145,12 +147,29 @@ def _collected(
     sc = df.sparkSession.sparkContext
     jvm = sc._jvm
     assert jvm is not None
+    run_job = jvm_constant(jvm, "run-job", lambda jvm: jvm.PythonRDD.runJob)
+    context = jvm_constant(sc, "scala-context", lambda sc: sc._jsc.sc())
     jrdd = df._jdf.toArrowBatchRdd().toJavaRDD()
     partitions = jrdd.getNumPartitions()
     frames_of = NoOpSerializer()
     for start in range(0, partitions, max(window, 1)):
-        chunk = list(range(start, min(start + window, partitions)))
-        sock_info = jvm.PythonRDD.runJob(sc._jsc.sc(), jrdd, chunk)
+        end = min(start + window, partitions)
+        # The first window's list is the same for every small result: made once
+        # (a Python list is a py4j call per element).
+        chunk = (
+            jvm_constant(jvm, f"partitions-0-{end}", functools.partial(_java_list, end=end))
+            if start == 0
+            else list(range(start, end))
+        )
+        sock_info = run_job(context, jrdd, chunk)
         with _load_from_socket(sock_info, frames_of) as frames:
             for frame in frames:
                 yield pa.ipc.read_record_batch(pa.py_buffer(frame), schema)
+
+
+def _java_list(jvm: Any, end: int) -> Any:
+    """A JVM list of the partition numbers below ``end``."""
+    numbers = jvm.java.util.ArrayList()
+    for number in range(end):
+        numbers.add(number)
+    return numbers

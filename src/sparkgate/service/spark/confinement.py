@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from sparkgate.service.spark.jvm_cache import sql_conf
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -111,7 +113,7 @@ def _is_source(spark: SparkSession, name: str) -> bool:
     assert jvm is not None
     try:
         jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(
-            name, spark._jsparkSession.sessionState().conf()
+            name, sql_conf(spark)
         )
         found = True
     except Exception:

@@ -78,6 +78,12 @@ def _current_user(sc: SparkContext) -> Any:
         return None
 
 
+def _status(sc: SparkContext) -> tuple[Any, Any]:
+    """The context's status tracker and store (fixed for its life)."""
+    context = sc._jsc.sc()
+    return context.statusTracker(), context.statusStore()
+
+
 def _log_jobs(sc: SparkContext, tag: str) -> None:
     """Say what Spark ran for the operation: it lands in the operation's log.
 
@@ -86,12 +92,11 @@ def _log_jobs(sc: SparkContext, tag: str) -> None:
     are one call each, so the job ids come as one string).
     """
     try:
-        context = sc._jsc.sc()
         arrays = jvm_constant(sc._jvm, "java-arrays", lambda jvm: jvm.java.util.Arrays)
-        ids = str(arrays.toString(context.statusTracker().getJobIdsForTag(tag)))
+        tracker, store = jvm_constant(sc, "status", _status)
+        ids = str(arrays.toString(tracker.getJobIdsForTag(tag)))
         if ids == "[]":
             return
-        store = context.statusStore()
         for job_id in sorted(int(n) for n in ids.strip("[]").split(",")):
             try:
                 job = store.job(job_id)

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["jvm_constant"]
+__all__ = ["jvm_constant", "sql_conf"]
 
 T = TypeVar("T")
 
@@ -23,7 +23,11 @@ _lock = threading.Lock()
 
 
 def jvm_constant(jvm: Any, key: str, make: Callable[[Any], T]) -> T:
-    """``make(jvm)``, made once per JVM view and ``key``."""
+    """``make(jvm)``, made once per JVM view and ``key``.
+
+    ``jvm`` may also be a Spark context or session: then ``make`` gives one of
+    its JVM objects that is fixed for its life (its SQL conf, status store).
+    """
     with _lock:
         values = _values.setdefault(jvm, {})
         if key in values:
@@ -31,3 +35,8 @@ def jvm_constant(jvm: Any, key: str, make: Callable[[Any], T]) -> T:
     value = make(jvm)  # outside the lock: py4j calls; a race makes it twice, harmlessly
     with _lock:
         return values.setdefault(key, value)  # type: ignore[no-any-return]
+
+
+def sql_conf(spark: Any) -> Any:
+    """The JVM ``SQLConf`` of Spark session ``spark`` (one object for its life)."""
+    return jvm_constant(spark, "sql-conf", lambda s: s._jsparkSession.sessionState().conf())

@@ -40,7 +40,7 @@ from sparkgate.service.spark.confinement import (
     parsed_paths,
 )
 from sparkgate.service.spark.host_access import found_in
-from sparkgate.service.spark.jvm_cache import jvm_constant
+from sparkgate.service.spark.jvm_cache import jvm_constant, sql_conf
 from sparkgate.sql.flink_spellings import PRECISION_MARK, PRECISION_PREFIX
 from sparkgate.sql.quoting import quote_string
 
@@ -307,7 +307,7 @@ def _settings(spark: SparkSession) -> tuple[str, ...]:
     scoped = _scoped.get()
     if scoped is not None and id(spark) in scoped:
         return scoped[id(spark)]
-    conf = spark._jsparkSession.sessionState().conf()
+    conf = sql_conf(spark)
     found = tuple(str(conf.getConfString(key, default)) for key, default in _PARSER_SETTINGS)
     if scoped is not None:
         scoped[id(spark)] = found
