@@ -20,6 +20,35 @@ from sparkgate.service.gateway import SparkGatewayService
 from .conftest import make_service, run
 
 
+def test_a_sessions_spark_session_is_made_at_its_first_use(
+    service: SparkGatewayService,
+) -> None:
+    zone = "table.local-time-zone"
+    env = SessionEnvironment(config={"spark.sql.shuffle.partitions": "3", zone: "Not/AZone"})
+    unused = service.open_session(env)
+    session = service._session(unused)  # white-box: whether Spark was asked for anything
+    assert not session.has_spark
+    service.close_session(unused)
+    with pytest.raises(SessionNotFoundError):
+        session.spark  # noqa: B018  a closed session makes none (a racing first use)
+    assert not session.has_spark
+
+    used = service.open_session(env)
+    try:
+        assert not service._session(used).has_spark
+        assert run(service, used, "SELECT 1 AS first") == [(1,)]
+        assert service._session(used).has_spark
+        # What it opened with reached Spark; a zone Spark refuses stays its key's alone.
+        assert run(service, used, "SET spark.sql.shuffle.partitions") == [
+            ("spark.sql.shuffle.partitions", "3")
+        ]
+        config = service.get_session_config(used)
+        assert config[zone] == "Not/AZone"
+        assert config["spark.sql.session.timeZone"] != "Not/AZone"
+    finally:
+        service.close_session(used)
+
+
 def test_open_with_properties_and_endpoint_version(service: SparkGatewayService) -> None:
     env = SessionEnvironment(
         session_name="props",

@@ -730,6 +730,9 @@ class SparkGatewayService:
         """Give ``session`` a Spark session on the new engine and its state again,
         or lose it (with the reason) when that state cannot be made again."""
         recipe = session.context.recipe
+        if not session.has_spark:  # never used: it makes one on the new engine when it is
+            self._sessions.adopt(session)
+            return
         try:
             if recipe.unrebuildable is not None:
                 raise ExecutionError(recipe.unrebuildable)
@@ -862,6 +865,9 @@ class SparkGatewayService:
 
     def _session_spark(self, session: Session) -> SparkSession:
         """A session's Spark session, made at its first use, in its scheduler pool."""
+        if self._spark is None:  # between engines: a 503 to retry, as for any statement
+            self._require_engine()
+            raise EngineUnavailableError("The Spark engine is restarting; retry shortly.")
         with self._engine_calls("The session's Spark session was not made"):
             spark = self._engine_session()
             self._add_pool(session)

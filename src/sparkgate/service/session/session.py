@@ -21,7 +21,12 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.config import ConfigOption, Configuration
-from sparkgate.api.errors import ConfigurationError, ExecutionError, PermissionDeniedError
+from sparkgate.api.errors import (
+    ConfigurationError,
+    ExecutionError,
+    PermissionDeniedError,
+    SessionNotFoundError,
+)
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.operation.manager import OperationManager
@@ -104,6 +109,9 @@ class Session:
         # uses (a pool's spare connection, a probe) costs the engine nothing.
         self._make_spark = spark
         self._spark: SparkSession | None = None
+        # The Spark session being bound: settings go to it before others can see it.
+        self._binding: SparkSession | None = None
+        self._closed = False
         self.operations = operations
         self.result_limits = result_limits or ResultLimits()
         #: Kinds of host-touching Spark SQL this session may run (host_access).
@@ -154,6 +162,8 @@ class Session:
             return spark
         with self._lock:
             if self._spark is None:
+                if self._closed:
+                    raise SessionNotFoundError(f"Session '{self.handle}' is closed")
                 self._bind(self._make_spark(self))
             assert self._spark is not None
             return self._spark
@@ -164,20 +174,31 @@ class Session:
         return self._spark is not None
 
     def _bind(self, spark: SparkSession) -> None:
-        """Use ``spark`` from now on, with the session's properties applied to it."""
-        self._spark = spark
-        zone = self._default_zone()
-        if zone is not None:
-            with contextlib.suppress(ExecutionError):
-                self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
-        for key, value in list(self._properties.items()):
-            try:
-                if key in _TIME_ZONE_KEYS:
-                    self._set_time_zone(key, value)
-                elif is_spark_key(key) and not self._is_denied(key):
-                    self._apply_spark(key, value)
-            except ExecutionError as exc:  # kept, but unapplied
-                log.warning("Session %s: %s stays unapplied: %s", self.handle, key, exc.message)
+        """Use ``spark`` from now on, with the session's properties applied to it
+        first: another thread sees it only once they are (under ``_lock``)."""
+        self._binding = spark
+        try:
+            zone = self._default_zone()
+            if zone is not None:
+                with contextlib.suppress(ExecutionError):
+                    self._apply_spark(SPARK_TIME_ZONE_KEY, zone)
+            for key, value in list(self._properties.items()):
+                if self._is_denied(key):
+                    continue  # kept as it was given, never applied
+                try:
+                    if key in _TIME_ZONE_KEYS:
+                        self._set_time_zone(key, value)
+                    elif is_spark_key(key):
+                        self._apply_spark(key, value)
+                except ExecutionError as exc:  # kept, but unapplied
+                    log.warning("Session %s: %s stays unapplied: %s", self.handle, key, exc.message)
+            self._spark = spark
+        finally:
+            self._binding = None
+
+    def _target(self) -> SparkSession | None:
+        """Where settings go: the Spark session being bound, else the bound one."""
+        return self._binding if self._binding is not None else self._spark
 
     @property
     def flink_shapes(self) -> bool:
@@ -269,6 +290,11 @@ class Session:
             self._properties.pop(SPARK_TIME_ZONE_KEY, None)
             self._properties[FLINK_TIME_ZONE_KEY] = value
             return
+        if self._target() is None:
+            # Applied (and then kept under both keys) when the Spark session is
+            # made; one Spark refuses stays the given key's alone, as here.
+            self._properties[key] = value
+            return
         self._apply_spark(SPARK_TIME_ZONE_KEY, value)
         for name in _TIME_ZONE_KEYS:
             self._properties[name] = value
@@ -312,17 +338,19 @@ class Session:
 
     def _apply_spark(self, key: str, value: str) -> None:
         """Set ``key`` in the Spark session, once it is made (_bind applies it then)."""
-        if self._spark is None:
+        target = self._target()
+        if target is None:
             return
         try:
-            self._spark.conf.set(key, value)
+            target.conf.set(key, value)
         except Exception as exc:
             raise to_execution_error(exc) from exc
 
     def _unset_spark(self, key: str) -> None:
-        if self._spark is not None:
+        target = self._target()
+        if target is not None:
             with contextlib.suppress(Exception):
-                self._spark.conf.unset(key)
+                target.conf.unset(key)
 
     @contextlib.contextmanager
     def statement_config(self, config: Mapping[str, str]) -> Iterator[dict[str, str]]:
@@ -401,6 +429,8 @@ class Session:
         return recipe
 
     def close(self) -> None:
+        with self._lock:  # no Spark session is made after this (a racing first use)
+            self._closed = True
         try:
             self.operations.close_all()
             if self.on_closed is not None:
@@ -408,10 +438,13 @@ class Session:
             self.resources.remove()
             # A user's pool stays for their next session; a session that never made
             # its Spark session has no pool.
-            if not self.shared_pool and self._spark is not None:
-                remove_pool(self._spark.sparkContext, self.own_pool)
+            with self._lock:  # after any first use in progress
+                spark = self._spark
+            if not self.shared_pool and spark is not None:
+                remove_pool(spark.sparkContext, self.own_pool)
         finally:
-            released(self._spark)  # its Spark session leaves the JVM in seconds, not hours
+            if self._spark is not None:
+                released(self._spark)  # it leaves the JVM in seconds, not hours
 
 
 def user_pool(name: str) -> str:
