@@ -167,3 +167,25 @@ def test_other_sessions_temp_objects_are_not_offered(
 def test_function_arguments_are_not_tables(sess: SparkSession, db: str, text: str) -> None:
     result = complete(sess, text, db)
     assert "id" not in result, result[:10]  # a column of the table 'customers'
+
+
+def test_keywords_are_sparks_own_read_without_a_spark_job(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyword list comes from the parser's list in the JVM: the same words as
+    ``sql_keywords()``, without the Spark job that compiles it (seconds on a new JVM)."""
+    from sparkgate.service import completion
+
+    monkeypatch.setattr(completion, "_keywords", None)
+    tracker = spark.sparkContext.statusTracker()
+    spark.sparkContext.setJobGroup("keywords-probe", "keywords")
+    try:
+        keywords = completion.sql_keywords(spark)
+        assert tracker.getJobIdsForGroup("keywords-probe") == []
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    expected = {
+        str(r[0]).upper() for r in spark.sql("SELECT keyword FROM sql_keywords()").collect()
+    }
+    assert set(keywords) == expected
+    assert {"SELECT", "FROM", "WHERE"} <= set(keywords)

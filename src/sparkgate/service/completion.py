@@ -36,7 +36,7 @@ from sparkgate.service.catalog import (
     system_function_names,
     table_column_names,
 )
-from sparkgate.service.spark.plans import parse_statement
+from sparkgate.service.spark.plans import parse_statement, scala_strings
 from sparkgate.sql.lexer import Token, TokenKind, tokenize, unquote
 
 if TYPE_CHECKING:
@@ -110,20 +110,39 @@ _keywords_lock = threading.Lock()
 def sql_keywords(spark: SparkSession) -> tuple[str, ...]:
     """Spark's SQL keywords (upper case), loaded once per process.
 
-    ``sql_keywords()`` runs a small Spark job, too slow for every key press;
-    the keywords only change with the Spark version.
+    Read from the parser's keyword list in the JVM (one call). ``sql_keywords()``,
+    the SQL way, compiles a generator of every keyword on a new JVM: 7 s of a
+    core at every gateway start. The keywords only change with the Spark version.
     """
     global _keywords
     with _keywords_lock:
         if _keywords is None:
             try:
-                rows = spark.sql("SELECT keyword FROM sql_keywords()").collect()
+                keywords = _jvm_keywords(spark)
+                if keywords is None:
+                    keywords = [
+                        str(row[0])
+                        for row in spark.sql("SELECT keyword FROM sql_keywords()").collect()
+                    ]
             except PySparkException:
                 # Not cached: a cancelled or failed load is retried next time.
                 _log.warning("cannot load Spark's SQL keywords", exc_info=True)
                 return ()
-            _keywords = tuple(sorted({str(row[0]).upper() for row in rows}))
+            _keywords = tuple(sorted({k.upper() for k in keywords}))
         return _keywords
+
+
+def _jvm_keywords(spark: SparkSession) -> list[str] | None:
+    """``SQLKeywordUtils.keywords`` (what ``sql_keywords()`` lists); None if this
+    Spark has no such object."""
+    try:
+        utils = getattr(
+            spark.sparkContext._jvm, "org.apache.spark.sql.catalyst.util.SQLKeywordUtils"
+        )
+        return list(scala_strings(utils.keywords()))
+    except Exception:
+        _log.debug("No SQLKeywordUtils in this Spark", exc_info=True)
+        return None
 
 
 # -- entry point ------------------------------------------------------------

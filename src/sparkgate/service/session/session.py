@@ -422,6 +422,8 @@ class Session:
         record themselves anew as they run).
         """
         with self._lock:
+            if self._closed:  # closing beside the rebuild: it makes no Spark session
+                return SessionRecipe()
             self.context.temporary_tables.clear()
             self.context.jars[:] = self.environment.jars
             recipe, self.context.recipe = self.context.recipe, SessionRecipe()
@@ -429,8 +431,11 @@ class Session:
         return recipe
 
     def close(self) -> None:
-        with self._lock:  # no Spark session is made after this (a racing first use)
+        # A first use binds under the lock: after this no Spark session is made, and
+        # one a racing first use made is the one read here.
+        with self._lock:
             self._closed = True
+            spark = self._spark
         try:
             self.operations.close_all()
             if self.on_closed is not None:
@@ -438,13 +443,11 @@ class Session:
             self.resources.remove()
             # A user's pool stays for their next session; a session that never made
             # its Spark session has no pool.
-            with self._lock:  # after any first use in progress
-                spark = self._spark
             if not self.shared_pool and spark is not None:
                 remove_pool(spark.sparkContext, self.own_pool)
         finally:
-            if self._spark is not None:
-                released(self._spark)  # it leaves the JVM in seconds, not hours
+            if spark is not None:
+                released(spark)  # it leaves the JVM in seconds, not hours
 
 
 def user_pool(name: str) -> str:

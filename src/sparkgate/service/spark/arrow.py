@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sparkgate.service.spark.driver_rows import driver_batches
-from sparkgate.service.spark.jvm_cache import jvm_constant, sql_conf
+from sparkgate.service.spark.jvm_cache import jvm_constant, scala_context, sql_conf
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.relay import relay_batches
 
@@ -148,7 +148,7 @@ def _collected(
     jvm = sc._jvm
     assert jvm is not None
     run_job = jvm_constant(jvm, "run-job", lambda jvm: jvm.PythonRDD.runJob)
-    context = jvm_constant(sc, "scala-context", lambda sc: sc._jsc.sc())
+    context = scala_context(sc)
     jrdd = df._jdf.toArrowBatchRdd().toJavaRDD()
     partitions = jrdd.getNumPartitions()
     frames_of = NoOpSerializer()

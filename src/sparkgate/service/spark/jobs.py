@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
-from sparkgate.service.spark.jvm_cache import jvm_constant
+from sparkgate.service.spark.jvm_cache import jvm_constant, scala_context
 from sparkgate.service.spark.pools import POOL_PROPERTY
 from sparkgate.sql.secrets import mask_secrets, masked_statement
 
@@ -80,7 +80,7 @@ def _current_user(sc: SparkContext) -> Any:
 
 def _status(sc: SparkContext) -> tuple[Any, Any]:
     """The context's status tracker and store (fixed for its life)."""
-    context = sc._jsc.sc()
+    context = scala_context(sc)
     return context.statusTracker(), context.statusStore()
 
 
@@ -128,11 +128,11 @@ def tasks_ended(sc: SparkContext, tag: str, timeout_s: float) -> bool:
         try:
             # The tracker reads what Spark's listener bus delivered, which lags: a job
             # just started, or a task just killed, may not show yet.
-            sc._jsc.sc().listenerBus().waitUntilEmpty(_LISTENER_WAIT_MS)
+            scala_context(sc).listenerBus().waitUntilEmpty(_LISTENER_WAIT_MS)
         except Exception:
             log.debug("Spark's listener bus did not drain in time", exc_info=True)
         try:
-            tracker = sc._jsc.sc().statusTracker()
+            tracker = scala_context(sc).statusTracker()
             active = 0
             for job_id in tracker.getJobIdsForTag(tag):
                 info = tracker.getJobInfo(job_id)
@@ -154,7 +154,7 @@ def tasks_ended(sc: SparkContext, tag: str, timeout_s: float) -> bool:
 
 def progress_for_tag(sc: SparkContext, tag: str, started: float | None) -> OperationProgress:
     """Sum the stages and tasks of the tag's jobs from Spark's status tracker."""
-    tracker = sc._jsc.sc().statusTracker()
+    tracker = scala_context(sc).statusTracker()
     jobs = jobs_done = stages = stages_done = tasks = tasks_done = tasks_running = 0
     for job_id in tracker.getJobIdsForTag(tag):
         job = tracker.getJobInfo(job_id)

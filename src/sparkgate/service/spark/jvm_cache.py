@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["jvm_constant", "sql_conf"]
+__all__ = ["jvm_constant", "scala_context", "sql_conf"]
 
 T = TypeVar("T")
 
@@ -40,3 +40,8 @@ def jvm_constant(jvm: Any, key: str, make: Callable[[Any], T]) -> T:
 def sql_conf(spark: Any) -> Any:
     """The JVM ``SQLConf`` of Spark session ``spark`` (one object for its life)."""
     return jvm_constant(spark, "sql-conf", lambda s: s._jsparkSession.sessionState().conf())
+
+
+def scala_context(sc: Any) -> Any:
+    """The Scala ``SparkContext`` behind PySpark's context ``sc`` (one object for its life)."""
+    return jvm_constant(sc, "scala-context", lambda c: c._jsc.sc())

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from sparkgate.service.spark.jvm_cache import scala_context
 from sparkgate.service.spark.limits import ResultLimits
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ class _Relay:
 
     def _run(self) -> None:
         try:
-            self._sc._jsc.sc().addJobTag(self._tag)
+            scala_context(self._sc).addJobTag(self._tag)
             for partition in range(self.partitions):
                 self._unread.acquire()
                 if self._stopped:
@@ -229,7 +230,7 @@ class _Relay:
                 self._partition(partition, spool)
         finally:
             with contextlib.suppress(Exception):
-                self._sc._jsc.sc().removeJobTag(self._tag)
+                scala_context(self._sc).removeJobTag(self._tag)
 
     def _partition(self, partition: int, spool: _Spool) -> None:
         from pyspark.serializers import NoOpSerializer
@@ -241,7 +242,7 @@ class _Relay:
             try:
                 jvm = self._sc._jvm
                 assert jvm is not None
-                info = jvm.PythonRDD.runJob(self._sc._jsc.sc(), self._rdd, [partition])
+                info = jvm.PythonRDD.runJob(scala_context(self._sc), self._rdd, [partition])
                 with _load_from_socket(info, NoOpSerializer()) as frames:
                     for _ in frames:  # the tasks return nothing
                         pass
