@@ -19,6 +19,7 @@ __all__ = [
     "RoleSampler",
     "jvm_max_heap",
     "process_rss",
+    "role_cpu",
     "role_rss",
     "tree_rss",
 ]
@@ -173,6 +174,47 @@ def _sample(tree: _Tree) -> dict[str, int]:
         with contextlib.suppress(psutil.Error):
             out["workers"] = sum(_rss(p) for p in jvm.children(recursive=True))
     return out
+
+
+#: CPU roles of a fetch: the client, the server's root process, its engine JVM, the
+#: JVM's Python workers.
+CPU_ROLES = ("client", "root", "engine", "workers")
+
+
+def role_cpu(root: int, exclude: Iterable[int] = ()) -> dict[str, float]:
+    """CPU seconds used so far by ``root`` alone, by its engine JVM (``root`` itself
+    when it is one: Spark's Thrift server) and by the JVM's descendants.
+
+    Each process counts the children it reaped, so a Python worker that ended
+    between two readings is still found in the daemon that forked it.
+    """
+    import psutil
+
+    tree = _Tree(root, _excluded(exclude))
+    out = dict.fromkeys(CPU_ROLES[1:], 0.0)
+    try:
+        top = psutil.Process(root)
+    except psutil.Error:
+        return out
+    out["root"] = _cpu(top)
+    jvm = top if _name(top) == "java" else _jvm(_members(tree))
+    if jvm is not None:
+        out["engine"] = out["root"] if jvm is top else _cpu(jvm)
+        with contextlib.suppress(psutil.Error):
+            out["workers"] = sum(_cpu(p) for p in jvm.children(recursive=True))
+    if jvm is top:
+        out["root"] = 0.0
+    return out
+
+
+def _cpu(proc: psutil.Process) -> float:
+    import psutil
+
+    try:
+        t = proc.cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(t.user + t.system + t.children_user + t.children_system)
 
 
 def _rss(proc: psutil.Process) -> int:

@@ -690,12 +690,33 @@ def _fetch_notes(doc: dict[str, Any], section: dict[str, Any]) -> list[str]:
         if (e.get("client_cpu_s") or {}).get("n"):
             text += f" (its JVM's CPU {e['client_cpu_s']['median']:,.2f} s)"
         own.append(text)
-    if not own:
-        return []
-    return [
-        "The JDBC client's own timing, execute to statement closed in its JVM "
-        f"(median): {', '.join(own)}; vs Thrift compares JDBC with JDBC."
+    notes = (
+        [
+            "The JDBC client's own timing, execute to statement closed in its JVM "
+            f"(median): {', '.join(own)}; vs Thrift compares JDBC with JDBC."
+        ]
+        if own
+        else []
+    )
+    cpu = [
+        f"{_label(doc, key)} {_cpu_text(e['cpu_us_per_row'])}"
+        for key, e in _entries(section).items()
+        if e.get("cpu_us_per_row")
     ]
+    if cpu:
+        notes.append(
+            "CPU per row in the median run, in microseconds (psutil, each process with the "
+            "children it reaped): client / server process / engine JVM / Python workers, "
+            "and the cores the four kept busy on average: " + "; ".join(cpu) + "."
+        )
+    return notes
+
+
+def _cpu_text(cpu: dict[str, Any]) -> str:
+    """``client / server / engine / workers = total us, N cores`` of one target."""
+    parts = [float(cpu.get(role, 0.0)) for role in ("client", "root", "engine", "workers")]
+    shown = " / ".join(f"{p:.2f}" for p in parts)
+    return f"{shown} = {sum(parts):.2f} us, {float(cpu.get('cores_busy', 0.0)):.2f} cores"
 
 
 def _failure(section: dict[str, Any]) -> list[str]:

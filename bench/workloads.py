@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import statistics
 import threading
 import time
@@ -22,7 +23,7 @@ from typing import Any
 from bench.kafka import run_kafka
 from bench.large_result import run_large_result
 from bench.machine import load_avg
-from bench.memory import MIB, PeakSampler, process_rss, tree_rss
+from bench.memory import CPU_ROLES, MIB, PeakSampler, process_rss, role_cpu, tree_rss
 from bench.recovery import run_recovery
 from bench.scheduling import run_fair_sharing
 from bench.settings import BenchSettings
@@ -332,6 +333,8 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
     # What a client measured itself (the JDBC client's JVM), per counted run.
     inner: dict[str, list[float]] = {}
     client_cpu: dict[str, list[float]] = {}
+    # CPU seconds by process role per counted run of a large fetch, and its seconds.
+    role_cpus: dict[str, list[dict[str, float]]] = {}
 
     for target in ctx.targets:
         for mode in target.modes:
@@ -352,8 +355,15 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
             ) -> None:
                 session = holder["session"]
                 sampler = ctx.sampler(target) if peak else contextlib.nullcontext()
+                before = _fetch_cpu(ctx, target) if large else None
+                started = time.perf_counter()
                 with sampler:
                     got = session.execute(sql)
+                if before is not None:
+                    after = _fetch_cpu(ctx, target)
+                    spent = {role: after[role] - before[role] for role in CPU_ROLES}
+                    spent["seconds"] = time.perf_counter() - started
+                    role_cpus.setdefault(key, []).append(spent)
                 if isinstance(sampler, PeakSampler):
                     peaks[key] = max(peaks.get(key, 0), sampler.peak)
                     root_peaks[key] = max(root_peaks.get(key, 0), sampler.root_peak)
@@ -366,6 +376,8 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
                 cpu = getattr(session, "last_client_cpu_s", None)
                 if cpu is not None:
                     client_cpu.setdefault(key, []).append(cpu)
+                    if key in role_cpus:  # the client is that JVM, not this process
+                        role_cpus[key][-1]["client"] = cpu
                 if got != rows:
                     raise BenchError(f"expected {rows} rows, got {got}")
 
@@ -393,12 +405,36 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
             entry["client_reported_s"] = summarise(inner[unit.key], "s")
         if unit.key in client_cpu:
             entry["client_cpu_s"] = summarise(client_cpu[unit.key], "s")
+        if unit.key in role_cpus:
+            entry["cpu_us_per_row"] = _cpu_per_row(role_cpus[unit.key], rows)
         if unit.loads:
             entry["load_avg"] = _load_summary(unit.loads)
         if unit.error:
             entry["error"] = unit.error
         result[unit.key] = entry
     return result
+
+
+def _fetch_cpu(ctx: Context, target: Target) -> dict[str, float]:
+    """CPU seconds so far by role: this thread (the Python clients; in-process, the
+    driver's Python side too), the server's root, its engine JVM and Python workers."""
+    if target.name == "inprocess":
+        out = role_cpu(os.getpid(), ctx.server_roots())
+    else:
+        out = role_cpu(target.server_pids()[0])
+    # The calling thread's CPU: the client's work, without the samplers' threads.
+    out["client"] = time.thread_time()
+    if target.name == "inprocess":
+        out["root"] = 0.0  # the benchmark's own process: its fetching thread is the client
+    return out
+
+
+def _cpu_per_row(runs: list[dict[str, float]], rows: int) -> Result:
+    """The median run's CPU microseconds per row by role, and the cores they kept busy."""
+    run = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+    per_row = {role: round(run[role] / rows * 1e6, 3) for role in CPU_ROLES}
+    per_row["cores_busy"] = round(sum(run[role] for role in CPU_ROLES) / run["seconds"], 2)
+    return per_row
 
 
 def run_fetch_small(ctx: Context) -> Result:
