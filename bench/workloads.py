@@ -11,6 +11,7 @@ target gets fewer repeats rather than a longer run.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import statistics
@@ -349,6 +350,12 @@ def _fetch_workload(ctx: Context, rows: int, repeats: int, budget: float, *, lar
                 holder["session"] = target.open_session(mode)
                 # Warm this query shape up (code generation, first pages) on a small range.
                 holder["session"].execute(warmup_sql)
+                # What the benchmark made so far (a Spark session, earlier workloads'
+                # figures) out of the collector's reach: a client parsing millions of
+                # values into objects should pay a client process's collections, not
+                # full ones over this process's heap (the gateway does the same).
+                gc.collect()
+                gc.freeze()
 
             def run(
                 key: str = key, holder: dict[str, Session] = holder, target: Target = target
