@@ -323,6 +323,8 @@ def test_system_exit_through_allowed_reflection_is_replaced(tmp_path: Path) -> N
 def sink_rows(http: httpx.Client, session: str, path: Path) -> tuple[int, int]:
     """Rows, distinct ids in the sink's files (read as Spark reads parquet)."""
     page, rows = run(http, session, f"SELECT count(*), count(DISTINCT id) FROM parquet.`{path}`")
+    if page.status_code != 200 and "UNABLE_TO_INFER_SCHEMA" in page.text:
+        return 0, 0  # no batch committed yet: the sink's log lists no file
     assert page.status_code == 200, page.text
     return int(rows[0][0]), int(rows[0][1])
 

@@ -422,8 +422,6 @@ class Session:
         record themselves anew as they run).
         """
         with self._lock:
-            if self._closed:  # closing beside the rebuild: it makes no Spark session
-                return SessionRecipe()
             self.context.temporary_tables.clear()
             self.context.jars[:] = self.environment.jars
             recipe, self.context.recipe = self.context.recipe, SessionRecipe()
