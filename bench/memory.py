@@ -190,20 +190,20 @@ def role_cpu(root: int, exclude: Iterable[int] = ()) -> dict[str, float]:
     """
     import psutil
 
-    tree = _Tree(root, _excluded(exclude))
     out = dict.fromkeys(CPU_ROLES[1:], 0.0)
     try:
         top = psutil.Process(root)
     except psutil.Error:
         return out
-    out["root"] = _cpu(top)
-    jvm = top if _name(top) == "java" else _jvm(_members(tree))
+    if _name(top) == "java":
+        jvm: psutil.Process | None = top
+    else:
+        out["root"] = _cpu(top)
+        jvm = _jvm(_members(_Tree(root, _excluded(exclude))))
     if jvm is not None:
-        out["engine"] = out["root"] if jvm is top else _cpu(jvm)
+        out["engine"] = _cpu(jvm)
         with contextlib.suppress(psutil.Error):
             out["workers"] = sum(_cpu(p) for p in jvm.children(recursive=True))
-    if jvm is top:
-        out["root"] = 0.0
     return out
 
 

@@ -427,12 +427,11 @@ def _fetch_cpu(ctx: Context, target: Target) -> dict[str, float]:
     driver's Python side too), the server's root, its engine JVM and Python workers."""
     if target.name == "inprocess":
         out = role_cpu(os.getpid(), ctx.server_roots())
+        out["root"] = 0.0  # the benchmark's own process: its fetching thread is the client
     else:
         out = role_cpu(target.server_pids()[0])
     # The calling thread's CPU: the client's work, without the samplers' threads.
     out["client"] = time.thread_time()
-    if target.name == "inprocess":
-        out["root"] = 0.0  # the benchmark's own process: its fetching thread is the client
     return out
 
 

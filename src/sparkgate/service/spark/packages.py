@@ -36,6 +36,7 @@ from xml.sax.saxutils import quoteattr
 
 from sparkgate.service.spark.java import find_java, spark_home
 from sparkgate.service.spark.jobs import invalid
+from sparkgate.service.spark.jvm_cache import scala_context
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -327,4 +328,4 @@ def load_jars(spark: SparkSession, jars: Sequence[Path]) -> None:
         )
     for jar in jars:
         loader.addURL(jvm.java.io.File(str(jar)).toURI().toURL())
-        spark.sparkContext._jsc.sc().addJar(str(jar))
+        scala_context(spark.sparkContext).addJar(str(jar))

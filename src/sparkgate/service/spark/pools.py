@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.service.spark.jvm_cache import jvm_constant
+from sparkgate.service.spark.jvm_cache import jvm_constant, scala_context
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -29,11 +29,11 @@ POOL_PROPERTY = "spark.scheduler.pool"
 
 
 def _root(sc: SparkContext) -> Any:
-    return sc._jsc.sc().taskScheduler().rootPool()
+    return scala_context(sc).taskScheduler().rootPool()
 
 
 def is_fair(sc: SparkContext) -> bool:
-    return str(sc._jsc.sc().getSchedulingMode().toString()) == "FAIR"
+    return str(scala_context(sc).getSchedulingMode().toString()) == "FAIR"
 
 
 def add_pool(
