@@ -10,6 +10,7 @@ Off (the default, as Flink), a restart forgets every session.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -65,11 +66,18 @@ def test_a_persistent_session_continues_after_a_restart(
         running = first.execute_statement(
             handle, "SELECT reflect('java.lang.Thread', 'sleep', 3000L)"
         )
-        record = json.loads(
-            (tmp_path / "state" / "sessions" / f"{handle.identifier.hex}.json").read_text()
-        )
+        # The read statement ends a moment after its last page (its Spark job lines
+        # and settings are put back after the client has the end of stream): the
+        # record says so once it has.
+        expected = {str(finished): False, str(running): True}
+        path = tmp_path / "state" / "sessions" / f"{handle.identifier.hex}.json"
+        deadline = time.monotonic() + 10
+        record = json.loads(path.read_text())
+        while record["operations"] != expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+            record = json.loads(path.read_text())
         assert record["handle"] == str(handle)
-        assert record["operations"] == {str(finished): False, str(running): True}
+        assert record["operations"] == expected
     with service_on(spark, tmp_path, **PERSISTENT) as second:
         config = second.get_session_config(handle)
         assert config["opened.with"] == "this"
