@@ -4,6 +4,7 @@ changelogs; cancel stops the query; a slow reader holds the query back."""
 from __future__ import annotations
 
 import datetime
+import logging
 import time
 from collections import Counter
 from pathlib import Path
@@ -174,6 +175,37 @@ def test_values_stream_row_by_row_in_streaming_mode(
         expected = [(insert, (1, "x")), (insert, (2, "y"))]
         assert changes(stream_service, session, op) == expected, listed
     assert active_queries(spark_of(stream_service, session)) == []
+
+
+def test_values_read_at_once_by_a_query_keeping_no_state(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A query over VALUES that keeps no state answers the same inserts read row by row
+    or all at once: it runs as one Spark batch, without a streaming query's
+    micro-batches; one that keeps state (an aggregate, a DISTINCT) streams."""
+    streaming(stream_service, session)
+    insert = RowKind.INSERT
+    caplog.set_level(logging.INFO, logger="sparkgate.service.streaming.query")
+    for stateless, expected in (
+        (
+            "SELECT a + 1, upper(b) FROM (VALUES (1, 'x'), (2, 'y')) AS t(a, b) WHERE a > 0",
+            [(insert, (2, "X")), (insert, (3, "Y"))],
+        ),
+        (
+            "SELECT * FROM (VALUES (1)) AS t(a) UNION ALL SELECT * FROM (VALUES (2)) AS u(a)",
+            [(insert, (1,)), (insert, (2,))],
+        ),
+    ):
+        op = stream_service.execute_statement(session, stateless)
+        assert changes(stream_service, session, op) == expected, stateless
+    assert not [r for r in caplog.records if "Streaming query" in r.getMessage()]
+    # SELECT DISTINCT streams, and answers each new row once, as Flink's.
+    distinct = "SELECT DISTINCT a FROM (VALUES (1), (1), (2)) AS t(a)"
+    op = stream_service.execute_statement(session, distinct)
+    assert changes(stream_service, session, op) == [(insert, (1,)), (insert, (2,))]
+    assert [r for r in caplog.records if "Streaming query" in r.getMessage()]
 
 
 def test_time_values_stream_as_times(

@@ -62,6 +62,7 @@ __all__ = [
     "read_spans",
     "scala_strings",
     "select_list",
+    "stateless_query",
     "statement_paths",
     "statement_scope",
     "unnamed_columns",
@@ -603,6 +604,48 @@ def _mentioned(value: Any, names: list[tuple[str, ...]], namespaces: list[tuple[
                 (namespaces if namespace else names).append(name)
         for item in value.values():
             _mentioned(item, names, namespaces)
+
+
+# Analyzed-plan nodes that keep no state in a streaming query: each row is
+# answered alone, once, as an insert.
+_STATELESS_NODES = frozenset(
+    {"Project", "Filter", "SubqueryAlias", "LocalRelation", "OneRowRelation", "Union", "View"}
+)
+_LOGICAL = "org.apache.spark.sql.catalyst.plans.logical."
+
+
+def stateless_query(spark: SparkSession, text: str) -> bool:
+    """Whether the query ``text`` would keep no state in a streaming run (no
+    aggregate, join, window, deduplication, sort, limit or subquery), by its
+    analyzed plan; False when Spark cannot analyse it."""
+    try:
+        with active_session(spark):
+            analyzed = spark.sql(text)._jdf.queryExecution().analyzed()
+            nodes = json.loads(str(analyzed.toJSON()))
+    except Exception:
+        return False
+    classes: list[str] = []
+    _classes(nodes, classes)
+    for name in classes:
+        simple = name.rsplit(".", 1)[-1]
+        if name.startswith(_LOGICAL) and simple not in _STATELESS_NODES:
+            return False
+        if simple.lower() in _SUBQUERY_EXPRESSIONS or simple == "InSubquery":
+            return False
+    return True
+
+
+def _classes(value: Any, into: list[str]) -> None:
+    """Every ``class`` named anywhere in a TreeNode.toJSON value."""
+    if isinstance(value, list):
+        for item in value:
+            _classes(item, into)
+    elif isinstance(value, dict):
+        name = value.get("class")
+        if isinstance(name, str):
+            into.append(name)
+        for item in value.values():
+            _classes(item, into)
 
 
 def parse_statement(spark: SparkSession, text: str) -> StatementPlan | None:

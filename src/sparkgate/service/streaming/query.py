@@ -60,7 +60,8 @@ Item = tuple[pa.RecordBatch, tuple[RowKind, ...] | None]
 
 
 def output_mode(df: DataFrame, bounded: bool = False) -> tuple[OutputMode, tuple[int, ...] | None]:
-    """How to run ``df`` and, for an aggregation, which output columns are its key.
+    """How to run ``df`` and, for an aggregation (DISTINCT too), which output
+    columns are its key.
 
     The key is the aggregation's non-aggregate outputs, when every one of them
     reaches the result; otherwise the result is diffed whole (complete mode).
@@ -77,13 +78,22 @@ def output_mode(df: DataFrame, bounded: bool = False) -> tuple[OutputMode, tuple
         node = None
         while pending:
             current = pending.pop(0)
-            if current.getClass().getSimpleName() == "Aggregate":
+            if current.getClass().getSimpleName() in ("Aggregate", "Distinct"):
                 node = current
                 break
             children = current.children()
             pending.extend(children.apply(i) for i in range(children.size()))
         if node is None:
             return OutputMode.APPEND, None
+        output = plan.output()
+        out_ids = [output.apply(i).exprId().id() for i in range(output.size())]
+        if node.getClass().getSimpleName() == "Distinct":
+            # SELECT DISTINCT groups by every column: each new row once, as Flink's.
+            ids = node.output()
+            distinct_ids = [ids.apply(i).exprId().id() for i in range(ids.size())]
+            if _through_renames(plan, out_ids) == distinct_ids:
+                return OutputMode.UPDATE, tuple(range(len(out_ids)))
+            return OutputMode.COMPLETE, None
         if not bounded and _groups_by_event_time(node):
             # A window on event time: Spark emits each window once the watermark
             # passes it, insert-only as Flink's window aggregations are.
@@ -96,8 +106,6 @@ def output_mode(df: DataFrame, bounded: bool = False) -> tuple[OutputMode, tuple
                 key_ids.add(expr.exprId().id())
         if node.groupingExpressions().size() > len(key_ids):
             return OutputMode.COMPLETE, None
-        output = plan.output()
-        out_ids = [output.apply(i).exprId().id() for i in range(output.size())]
         if not key_ids.issubset(out_ids):
             out_ids = _through_renames(plan, out_ids)
         if not key_ids.issubset(out_ids):

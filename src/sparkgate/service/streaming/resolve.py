@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import SqlParseError
 from sparkgate.service.catalog import quote_name
-from sparkgate.service.spark.plans import parse_statement, read_spans, scala_strings
+from sparkgate.service.spark.plans import (
+    parse_statement,
+    read_spans,
+    scala_strings,
+    stateless_query,
+)
 from sparkgate.service.streaming.connectors import (
     DEFINITION_PROPERTY,
     Source,
@@ -378,9 +383,12 @@ def resolved(
         plan = parse_statement(spark, text)
         values = values_as_streams and streaming and plan is not None and plan.inline_tables
         refs = table_references(text, spark)
-        if not values and not any(
-            _replaced(spark, temporary, ref, streaming, _depth) for ref in refs
-        ):
+        replaced = any(_replaced(spark, temporary, ref, streaming, _depth) for ref in refs)
+        if values and not replaced and stateless_query(spark, text):
+            # Row by row or all at once, a query keeping no state answers the same
+            # inserts: Spark runs it as a batch, without a stream's micro-batches.
+            values = False
+        if not values and not replaced:
             yield resolution
             return
         for span in read_spans(spark, text):
