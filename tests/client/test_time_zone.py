@@ -67,7 +67,8 @@ def test_timestamps_print_in_the_zone_spark_uses(zone: str, make_executor: Execu
     finally:
         client.close()
     ltz, spark_text, arr = _first_row(out.getvalue())
-    assert ltz == "2024-02-29 12:34:56.789000" and spark_text == "2024-02-29 12:34:56.789"
+    # A literal is typed by its digits (TIMESTAMP_LTZ(3)), as Flink types it.
+    assert ltz == "2024-02-29 12:34:56.789" and spark_text == "2024-02-29 12:34:56.789"
     assert arr == "[2024-01-01 00:00:00.000000]"
     assert "[WARNING]" not in out.getvalue()
 
@@ -84,5 +85,5 @@ def test_an_unknown_zone_warns_and_the_client_goes_on(make_executor: ExecutorFac
     text = out.getvalue()
     assert "[WARNING] The session time zone ('SystemV/AST4ADT') is not a zone" in text, text
     assert "TIMESTAMP_LTZ values print in UTC." in text
-    assert "| 2024-02-29 16:00:00.000000 |" in text, text  # 12:00 at -04:00, in UTC
+    assert "| 2024-02-29 16:00:00 |" in text, text  # 12:00 at -04:00, in UTC
     assert "| next |" in text, text

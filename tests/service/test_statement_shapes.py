@@ -252,3 +252,42 @@ def test_show_create_masks_secrets() -> None:
     assert "  'password' = '****'" in text
     assert "  'properties.sasl.jaas.config' = '****'" in text
     assert "  'username' = 'u'" in text
+
+
+def test_flink_precisions_of_time_literals_through_values_views_and_unions(
+    service: SparkGatewayService, rest: SessionHandle, hive: SessionHandle
+) -> None:
+    """Flink types a datetime literal by the digits it is written with, a VALUES
+    column by its widest row, TO_TIMESTAMP_LTZ as TIMESTAMP_LTZ(3); a column keeps
+    that through views, subqueries and unions. Spark's own columns keep six."""
+
+    def types(session: SessionHandle, statement: str) -> list[str]:
+        return [str(t).replace(" NOT NULL", "") for t in ask(service, session, statement).types]
+
+    ask(
+        service,
+        rest,
+        "CREATE TEMPORARY VIEW born(name, dob) AS (VALUES "
+        "('a', TIMESTAMP '2001-01-13 20:11:11.123'), ('b', TIMESTAMP '1994-02-14 21:12:11.1'))",
+    )
+    assert types(rest, "SELECT * FROM born")[1].endswith("(3)")
+    assert types(rest, "SELECT dob AS d FROM (SELECT * FROM born WHERE name > '')")[0].endswith(
+        "(3)"
+    )
+    literals = (
+        "SELECT TIMESTAMP '2021-04-13 20:12:11' AS ts0, TIME '20:12:11' AS t0, "
+        "TIME '20:12:11.12' AS t2, TIMESTAMP '2021-04-13 20:12:11.123456789' AS ts9, "
+        "TO_TIMESTAMP_LTZ(1, 0) AS l0"
+    )
+    ts0, t0, t2, ts9, l0 = types(rest, literals)
+    assert (ts0[-3:], t0, t2, ts9[-3:], l0) == ("(0)", "TIME(0)", "TIME(2)", "(6)", l0)
+    assert l0 == "TIMESTAMP_LTZ(3)"
+    union = (
+        "SELECT TIMESTAMP '2021-01-01 00:00:00.1' AS u "
+        "UNION ALL SELECT TIMESTAMP '2021-01-01 00:00:00.12'"
+    )
+    assert types(rest, union)[0].endswith("(2)")
+    # A cast to TIMESTAMP: six digits, as Flink's; on HiveServer2, Spark's types throughout.
+    cast = "SELECT CAST('2021-01-01 00:00:00.1' AS TIMESTAMP) AS c, dob FROM born"
+    assert types(rest, cast)[0].endswith("(6)")
+    assert types(hive, "SELECT TIMESTAMP '2001-01-13 20:11:11.123' AS d")[0].endswith("(6)")

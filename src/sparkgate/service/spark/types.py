@@ -88,6 +88,7 @@ from sparkgate.api.types import (
     YearMonthIntervalType,
     YearMonthResolution,
 )
+from sparkgate.service.spark.lineage import declared_precisions
 from sparkgate.sql.flink_spellings import PRECISION_PREFIX
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ FLINK_PROCTIME_KEY = "sparkgate.flink.proctime"
 #: Spark's mark of an event-time column (``EventTimeWatermark.delayKey``).
 WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
 _DECLARED_TIMESTAMP = re.compile(r"^TIMESTAMP(?:_LTZ)?\s*\(\s*(\d)\s*\)", re.IGNORECASE)
+_DECLARED_TIME = re.compile(r"^TIME\s*\(\s*(\d)\s*\)", re.IGNORECASE)
 _SPARK_TIMESTAMP_PRECISION = 6  # microseconds
 _PROCTIME_PRECISION = 3
 
@@ -213,7 +215,9 @@ def _map(dt: T.DataType, metadata: dict[str, object] | None) -> LogicalType:
     if isinstance(dt, T.TimestampType):
         return LocalZonedTimestampType(_timestamp_precision(metadata))
     if isinstance(dt, T.TimeType):
-        return TimeType(dt.precision)
+        declared = (metadata or {}).get(FLINK_TYPE_KEY)
+        match = _DECLARED_TIME.match(declared.strip()) if isinstance(declared, str) else None
+        return TimeType(min(int(match.group(1)), dt.precision) if match else dt.precision)
     if isinstance(dt, T.DayTimeIntervalType):
         return DayTimeIntervalType(
             _DAY_TIME[(dt.startField, dt.endField)], _DAY_PRECISION, _FRACTIONAL_PRECISION
@@ -323,17 +327,39 @@ def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType
                     names[position] = name
             if found.precisions:
                 struct = _with_precisions(struct, found.precisions)
+    undeclared = [
+        i
+        for i, f in enumerate(struct.fields)
+        if isinstance(f.dataType, _TIME_TYPES)
+        and FLINK_TYPE_KEY not in f.metadata
+        and FLINK_PROCTIME_KEY not in f.metadata
+    ]
+    if undeclared:
+        # Literals, VALUES lists and TO_TIMESTAMP_LTZ: Flink's precision of what makes them.
+        try:
+            traced = declared_precisions(df._jdf.queryExecution().analyzed(), undeclared)
+        except Exception:  # an unusual plan: Spark's precision
+            log.debug("no lineage to read precisions from", exc_info=True)
+        else:
+            struct = _with_precisions(struct, traced)
     return struct, None if names == [f.name for f in fields] else names
+
+
+_TIME_TYPES = (T.TimestampType, T.TimestampNTZType, T.TimeType)
 
 
 def _with_precisions(struct: T.StructType, precisions: dict[int, int]) -> T.StructType:
     fields = list(struct.fields)
     for position, precision in precisions.items():
         field = fields[position] if position < len(fields) else None
-        if field is None or not isinstance(field.dataType, (T.TimestampType, T.TimestampNTZType)):
+        if field is None or not isinstance(field.dataType, _TIME_TYPES):
             continue
-        zone = "_LTZ" if isinstance(field.dataType, T.TimestampType) else ""
-        metadata = {**field.metadata, FLINK_TYPE_KEY: f"TIMESTAMP{zone}({precision})"}
+        if isinstance(field.dataType, T.TimeType):
+            declared = f"TIME({precision})"
+        else:
+            zone = "_LTZ" if isinstance(field.dataType, T.TimestampType) else ""
+            declared = f"TIMESTAMP{zone}({precision})"
+        metadata = {**field.metadata, FLINK_TYPE_KEY: declared}
         fields[position] = T.StructField(field.name, field.dataType, field.nullable, metadata)
     return T.StructType(fields)
 
