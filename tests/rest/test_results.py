@@ -102,7 +102,7 @@ def test_plain_text_rows(client: httpx.Client, session: str) -> None:
             "TRUE",
             "2.5",
             "2024-01-02",
-            "2024-01-02 03:04:05.120000",
+            "2024-01-02 03:04:05.120",  # TIMESTAMP(3): the literal's digits, as Flink
             "[1, 2]",
             None,
         ]

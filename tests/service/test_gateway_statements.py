@@ -327,4 +327,5 @@ def test_every_type_streams_and_encodes(
     assert fields[18] is None
     (text,) = [r for b in page.batches for r in encode_plain_text_rows(b, schema, None)]
     assert text["fields"][0] == "TRUE" and text["fields"][9] == "x'cafe'"
-    assert text["fields"][11] == "1990-10-14 12:12:43.123000"  # TIMESTAMP(6): Flink pads
+    # TIMESTAMP(3): a literal is typed by its digits, as Flink types it.
+    assert text["fields"][11] == "1990-10-14 12:12:43.123"
