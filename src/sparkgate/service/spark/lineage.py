@@ -5,8 +5,8 @@ digits it is written with (``TIMESTAMP '2001-01-13 20:11:11.123'`` is
 ``TIMESTAMP(3)``, ``TIME '20:12:11'`` is ``TIME(0)``), a ``VALUES`` column by
 the widest of its rows (when Spark has evaluated the list, by the digits its
 values need: a written trailing zero is not seen), and ``TO_TIMESTAMP_LTZ`` as
-``TIMESTAMP_LTZ(3)``. A result column keeps that precision through projections, aliases, views and
-unions, and clients print its values with that many digits.
+``TIMESTAMP_LTZ(3)``. A result column keeps that precision through projections,
+aliases, views and unions, and clients print its values with that many digits.
 
 :func:`declared_precisions` follows each asked-for output column of an analyzed
 plan down to the expressions that make it, over py4j (only the columns' own
@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from sparkgate.service.spark.plans import output_ids, plan_children
 from sparkgate.sql.flink_spellings import PRECISION_MARK
 
 __all__ = ["declared_precisions"]
@@ -37,7 +38,8 @@ _TIME_TYPES = ("TimestampType", "TimestampNTZType", "TimeType")
 _MILLISECOND_FUNCTIONS = {"SecondsToTimestamp": 3, "MillisToTimestamp": 3}
 # Plan nodes that make their output's attributes: the rest pass a child's on.
 _PROJECTIONS = ("Project", "Aggregate")
-_INLINE_TABLES = ("ResolvedInlineTable", "UnresolvedInlineTable")
+# A VALUES list Spark keeps as expressions (one it cannot evaluate at analysis).
+_INLINE_TABLE = "ResolvedInlineTable"
 
 
 def declared_precisions(analyzed: Any, positions: Iterable[int]) -> dict[int, int]:
@@ -51,16 +53,6 @@ def declared_precisions(analyzed: Any, positions: Iterable[int]) -> dict[int, in
         if precision is not None and precision < _SPARK_PRECISION:
             found[position] = precision
     return found
-
-
-def _ids(plan: Any) -> list[int]:
-    output = plan.output()
-    return [output.apply(i).exprId().id() for i in range(output.size())]
-
-
-def _children(node: Any) -> list[Any]:
-    children = node.children()
-    return [children.apply(i) for i in range(children.size())]
 
 
 def _attribute(plan: Any, expr_id: int, depth: int) -> int | None:
@@ -78,8 +70,8 @@ def _attribute(plan: Any, expr_id: int, depth: int) -> int | None:
                 return _expression(item.child(), plan.child(), depth + 1)
             return _attribute(plan.child(), expr_id, depth + 1)
         return None
-    if kind in _INLINE_TABLES:
-        ids = _ids(plan)
+    if kind == _INLINE_TABLE:
+        ids = output_ids(plan)
         if expr_id not in ids:
             return None
         at = ids.index(expr_id)
@@ -89,17 +81,17 @@ def _attribute(plan: Any, expr_id: int, depth: int) -> int | None:
         ]
         return _widest(precisions)
     if kind == "LocalRelation":  # a VALUES list Spark has already evaluated
-        ids = _ids(plan)
+        ids = output_ids(plan)
         return _data_digits(plan, ids.index(expr_id)) if expr_id in ids else None
-    children = _children(plan)
+    children = plan_children(plan)
     if kind == "Union":
-        ids = _ids(plan)
+        ids = output_ids(plan)
         if expr_id not in ids:
             return None
         at = ids.index(expr_id)
-        return _widest([_attribute(c, _ids(c)[at], depth + 1) for c in children])
+        return _widest([_attribute(c, output_ids(c)[at], depth + 1) for c in children])
     for child in children:  # a node passing its child's column on
-        if expr_id in _ids(child):
+        if expr_id in output_ids(child):
             return _attribute(child, expr_id, depth + 1)
     return None
 

@@ -38,6 +38,8 @@ from sparkgate.service.spark.confinement import (
     analyzed_paths,
     needs_analysis,
     parsed_paths,
+    plan_nodes,
+    simple_name,
 )
 from sparkgate.service.spark.host_access import found_in
 from sparkgate.service.spark.jvm_cache import jvm_constant, sql_conf
@@ -56,9 +58,11 @@ __all__ = [
     "TableRead",
     "TableSpan",
     "active_session",
+    "output_ids",
     "parse_identifier",
     "parse_plan",
     "parse_statement",
+    "plan_children",
     "read_spans",
     "scala_strings",
     "select_list",
@@ -195,9 +199,16 @@ def _span(node: Any) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2)) + 1
 
 
-def _children(node: Any) -> list[Any]:
+def plan_children(node: Any) -> list[Any]:
+    """A JVM plan node's children."""
     children = node.children()
     return [children.apply(i) for i in range(children.size())]
+
+
+def output_ids(plan: Any) -> list[int]:
+    """The expression ids of a JVM plan's output attributes, in order."""
+    output = plan.output()
+    return [output.apply(i).exprId().id() for i in range(output.size())]
 
 
 class _SpanWalker:
@@ -233,7 +244,7 @@ class _SpanWalker:
             alias, alias_span = str(node.alias()), _span(node)
         elif kind != "NamedStreamingRelation":
             alias = None
-        for child in _children(node):
+        for child in plan_children(node):
             self.plan(child, ctes, alias, alias_span)
         if self._any_subquery and node.containsPattern(self._subqueries):
             expressions = node.expressions()
@@ -267,7 +278,7 @@ class _SpanWalker:
             return
         if str(expr.nodeName()).lower() in _SUBQUERY_EXPRESSIONS:
             self.plan(expr.plan(), ctes)
-        for child in _children(expr):
+        for child in plan_children(expr):
             self._expression(child, ctes)
 
 
@@ -624,28 +635,14 @@ def stateless_query(spark: SparkSession, text: str) -> bool:
             nodes = json.loads(str(analyzed.toJSON()))
     except Exception:
         return False
-    classes: list[str] = []
-    _classes(nodes, classes)
-    for name in classes:
-        simple = name.rsplit(".", 1)[-1]
+    for node in plan_nodes(nodes):
+        name = str(node.get("class", ""))
+        simple = simple_name(name)
         if name.startswith(_LOGICAL) and simple not in _STATELESS_NODES:
             return False
         if simple.lower() in _SUBQUERY_EXPRESSIONS or simple == "InSubquery":
             return False
     return True
-
-
-def _classes(value: Any, into: list[str]) -> None:
-    """Every ``class`` named anywhere in a TreeNode.toJSON value."""
-    if isinstance(value, list):
-        for item in value:
-            _classes(item, into)
-    elif isinstance(value, dict):
-        name = value.get("class")
-        if isinstance(name, str):
-            into.append(name)
-        for item in value.values():
-            _classes(item, into)
 
 
 def parse_statement(spark: SparkSession, text: str) -> StatementPlan | None:
@@ -734,7 +731,7 @@ def select_list(spark: SparkSession, query: str) -> SelectList:
     empty = SelectList({}, {})
     node = parse_plan(spark, query)
     while str(node.nodeName()) not in ("Project", "Aggregate"):
-        children = _children(node)
+        children = plan_children(node)
         if not children:
             return empty
         node = children[0]  # a set operation's columns are its first query's

@@ -89,6 +89,7 @@ from sparkgate.api.types import (
     YearMonthResolution,
 )
 from sparkgate.service.spark.lineage import declared_precisions
+from sparkgate.service.spark.plans import select_list
 from sparkgate.sql.flink_spellings import PRECISION_PREFIX
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ FLINK_PROCTIME_KEY = "sparkgate.flink.proctime"
 #: Spark's mark of an event-time column (``EventTimeWatermark.delayKey``).
 WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
 _DECLARED_TIMESTAMP = re.compile(r"^TIMESTAMP(?:_LTZ)?\s*\(\s*(\d)\s*\)", re.IGNORECASE)
+# Spark's types that carry a Flink precision in a column's metadata.
+_TIME_TYPES = (T.TimestampType, T.TimestampNTZType, T.TimeType)
 _DECLARED_TIME = re.compile(r"^TIME\s*\(\s*(\d)\s*\)", re.IGNORECASE)
 _SPARK_TIMESTAMP_PRECISION = 6  # microseconds
 _PROCTIME_PRECISION = 3
@@ -308,8 +311,6 @@ def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType
     precision (``CAST(x AS TIMESTAMP(3))``) in its field metadata, which
     :func:`to_logical_type` reads.
     """
-    from sparkgate.service.spark.plans import select_list
-
     struct = df.schema
     fields = struct.fields
     names = [
@@ -343,9 +344,6 @@ def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType
         else:
             struct = _with_precisions(struct, traced)
     return struct, None if names == [f.name for f in fields] else names
-
-
-_TIME_TYPES = (T.TimestampType, T.TimestampNTZType, T.TimeType)
 
 
 def _with_precisions(struct: T.StructType, precisions: dict[int, int]) -> T.StructType:

@@ -40,6 +40,7 @@ from sparkgate.api.status import OperationStatus
 from sparkgate.service.job.job import query_caught_up, query_exhausted
 from sparkgate.service.spark.arrow import arrow_schema
 from sparkgate.service.spark.jobs import to_execution_error
+from sparkgate.service.spark.plans import output_ids, plan_children
 from sparkgate.service.spark.types import WATERMARK_DELAY_KEY
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ChangelogDiffer, OutputMode
 
@@ -81,17 +82,13 @@ def output_mode(df: DataFrame, bounded: bool = False) -> tuple[OutputMode, tuple
             if current.getClass().getSimpleName() in ("Aggregate", "Distinct"):
                 node = current
                 break
-            children = current.children()
-            pending.extend(children.apply(i) for i in range(children.size()))
+            pending.extend(plan_children(current))
         if node is None:
             return OutputMode.APPEND, None
-        output = plan.output()
-        out_ids = [output.apply(i).exprId().id() for i in range(output.size())]
+        out_ids = output_ids(plan)
         if node.getClass().getSimpleName() == "Distinct":
             # SELECT DISTINCT groups by every column: each new row once, as Flink's.
-            ids = node.output()
-            distinct_ids = [ids.apply(i).exprId().id() for i in range(ids.size())]
-            if _through_renames(plan, out_ids) == distinct_ids:
+            if _through_renames(plan, out_ids) == output_ids(node):
                 return OutputMode.UPDATE, tuple(range(len(out_ids)))
             return OutputMode.COMPLETE, None
         if not bounded and _groups_by_event_time(node):
