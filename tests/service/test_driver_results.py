@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 from sparkgate.api.handles import SessionHandle
 from sparkgate.service.gateway import SparkGatewayService
+from sparkgate.service.spark import arrow, driver_rows
 
 from .conftest import fetch_all, opened_session, run, unique_name
 
@@ -151,3 +155,76 @@ def test_an_empty_local_relation_is_an_empty_result(
     with opened_session(service) as session:
         rows, jobs = jobs_of(spark, service, session, "SELECT 1 AS one WHERE false")
     assert rows == [] and jobs == []
+
+
+PLANS = [
+    "SELECT 1",
+    "SELECT 'a' AS s, 2.5 AS d, NULL AS n",
+    "SELECT array(1, 2) AS a, upper('x') AS u",
+    "SELECT rand(7) AS r",
+    "SELECT (SELECT max(id) FROM range(4)) AS m",
+    "SELECT id FROM range(3)",
+    "SELECT 1 AS one FROM range(1)",
+    "SELECT explode(sequence(1, 10)) AS e",
+    "VALUES (1, 'x'), (2, 'y')",
+    "SELECT id, count(*) FROM range(10) GROUP BY id",
+]
+
+
+@pytest.mark.parametrize("sql", PLANS)
+def test_the_plan_read_as_json_decides_as_the_plan_walked_over_py4j(
+    spark: SparkSession, sql: str
+) -> None:
+    """The result path is chosen from the optimized plan's ``toJSON`` (one round
+    trip); the node-by-node walk it replaced stays as its fallback: both agree."""
+    logical = spark.sql(sql)._jdf.queryExecution().optimizedPlan()
+    nodes = arrow._plan_json(logical)
+    assert nodes is not None
+    assert driver_rows._constant_nodes(nodes) == driver_rows._constants(logical), sql
+    for budget in (0, 10_000, 32 << 20):
+        assert arrow._fits(logical, nodes, budget) == arrow._fits(logical, None, budget), sql
+
+
+class _RoundTrips:
+    """py4j commands sent by the statement's threads (the caller, the operation's
+    worker, the parse limit's thread), not by the service's background watchers."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from py4j.clientserver import ClientServerConnection
+
+        self.commands: list[str] = []
+        self.counting = False
+        send = ClientServerConnection.send_command
+
+        def counted(conn: Any, command: str) -> Any:
+            name = threading.current_thread().name
+            if self.counting and (
+                name.startswith(("sparkgate-worker", "sparkgate-spark-parse"))
+                or threading.current_thread() is threading.main_thread()
+            ):
+                self.commands.append(command.split("\n")[2] if command.count("\n") > 2 else command)
+            return send(conn, command)
+
+        monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+
+
+def test_a_short_query_makes_few_py4j_round_trips(
+    service: SparkGatewayService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every py4j call is a socket round trip with the interpreter lock taken again
+    after it. A warm 100-row query made 58 of them before its result path, job log,
+    settings and parse check were each read in one; ``collect()`` makes about 12."""
+    trips = _RoundTrips(monkeypatch)
+    sql = "SELECT id, id * 2 AS x FROM range(100)"
+    with opened_session(service) as session:
+        for _ in range(3):  # warm: the session's Spark session, JVM constants, parse cache
+            assert len(run(service, session, sql)) == 100
+        time.sleep(0.5)  # the last operation's teardown (its job log) ends
+        trips.counting = True
+        assert len(run(service, session, sql)) == 100
+        settled = -1
+        while settled != len(trips.commands):  # until its teardown has ended too
+            settled = len(trips.commands)
+            time.sleep(0.5)
+        trips.counting = False
+    assert 0 < len(trips.commands) <= 42, trips.commands

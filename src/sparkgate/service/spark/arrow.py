@@ -23,6 +23,7 @@ one-row result in about 30 ms.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -30,8 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from sparkgate.service.spark.driver_rows import driver_batches
-from sparkgate.service.spark.jvm_cache import jvm_constant, scala_context, sql_conf
+from sparkgate.service.spark.confinement import simple_name
+from sparkgate.service.spark.driver_rows import constant_batches, held_batches
+from sparkgate.service.spark.jvm_cache import (
+    default_time_zone,
+    jvm_constant,
+    scala_context,
+    session_settings,
+)
 from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.relay import relay_batches
 
@@ -53,11 +60,14 @@ class ArrowSettings:
 
     @classmethod
     def of(cls, spark: SparkSession) -> ArrowSettings:
-        conf = sql_conf(spark)
+        # Read now, not from the statement's scope: the statement itself may have
+        # set them (its options, a SET). Unset keys take Spark's defaults.
+        settings = session_settings(spark)
+        zone = settings.get("spark.sql.session.timeZone")
         return cls(
-            max_records=int(conf.getConfString("spark.sql.execution.arrow.maxRecordsPerBatch")),
-            time_zone=str(conf.getConfString("spark.sql.session.timeZone")),
-            large_types=conf.getConfString("spark.sql.execution.arrow.useLargeVarTypes") == "true",
+            max_records=int(settings.get("spark.sql.execution.arrow.maxRecordsPerBatch", 10_000)),
+            time_zone=zone or default_time_zone(spark.sparkContext._jvm),
+            large_types=settings.get("spark.sql.execution.arrow.useLargeVarTypes") == "true",
         )
 
 
@@ -109,11 +119,20 @@ def _nodes(plan: Any) -> Generator[tuple[str, bool], None, None]:
         yield from _nodes(children.apply(i))
 
 
+def _json_nodes(nodes: list[dict[str, Any]]) -> Generator[tuple[str, bool], None, None]:
+    """The same walk over the plan's ``toJSON`` (its nodes in pre-order)."""
+    for node in nodes:
+        yield simple_name(node.get("class", "")), node.get("num-children") == 0
+
+
 def fits_driver(df: DataFrame, direct_bytes: int) -> bool:
     """Whether Spark's estimate of ``df``'s size says it can be collected whole."""
-    plan = df._jdf.queryExecution().optimizedPlan()
+    return _fits(df._jdf.queryExecution().optimizedPlan(), None, direct_bytes)
+
+
+def _fits(plan: Any, nodes: list[dict[str, Any]] | None, direct_bytes: int) -> bool:
     estimate = int(plan.stats().sizeInBytes())
-    for name, leaf in _nodes(plan):
+    for name, leaf in _nodes(plan) if nodes is None else _json_nodes(nodes):
         if name in _EXPANDING:
             return False
         if leaf and name not in _EXACT_LEAVES:
@@ -128,13 +147,32 @@ def stream_batches(
 
     The Spark jobs carry the calling thread's job tags and description.
     """
-    held = driver_batches(df, schema, limits.max_batch_bytes, settings)
+    execution = df._jdf.queryExecution()
+    jvm = df.sparkSession.sparkContext._jvm
+    held = held_batches(jvm, execution.executedPlan(), schema, limits.max_batch_bytes, settings)
     if held is not None:
         return held
-    if fits_driver(df, limits.direct_bytes):
+    logical = execution.optimizedPlan()
+    # The optimized plan read once, as JSON: walked over py4j, node by node and
+    # field by field, the choice below cost a dozen round trips per statement.
+    nodes = _plan_json(logical)
+    constant = constant_batches(jvm, logical, nodes, schema, limits.max_batch_bytes, settings)
+    if constant is not None:
+        return constant
+    if _fits(logical, nodes, limits.direct_bytes):
         return _collected(df, schema, limits.window)
     log.debug("relaying a result Spark estimates above %d bytes", limits.direct_bytes)
     return relay_batches(df, schema, limits)
+
+
+def _plan_json(plan: Any) -> list[dict[str, Any]] | None:
+    """``plan.toJSON()`` parsed, or None when Spark cannot render it."""
+    try:
+        nodes = json.loads(str(plan.toJSON()))
+    except Exception:
+        log.debug("no JSON rendering of the optimized plan", exc_info=True)
+        return None
+    return nodes if isinstance(nodes, list) else None
 
 
 def _collected(

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from sparkgate.service.spark.confinement import simple_name
 from sparkgate.service.spark.jvm_cache import jvm_constant
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from sparkgate.service.spark.arrow import ArrowSettings
 
-__all__ = ["driver_batches"]
+__all__ = ["constant_batches", "held_batches"]
 
 # Physical plans whose rows the driver holds: local relations (literal queries
 # folded by the optimizer) and commands (which Spark runs as it plans them).
@@ -45,43 +44,67 @@ class _Classes:
         self.as_scala = jvm.scala.jdk.javaapi.CollectionConverters.asScala
 
 
-def driver_batches(
-    df: DataFrame, schema: pa.Schema, max_batch_bytes: int, settings: ArrowSettings
+def held_batches(
+    jvm: Any, plan: Any, schema: pa.Schema, max_batch_bytes: int, settings: ArrowSettings
 ) -> Generator[pa.RecordBatch, None, None] | None:
-    """``df``'s rows as Arrow batches of ``schema`` when the driver has or can
-    compute them alone; None when a Spark job must make them."""
-    jvm = df.sparkSession.sparkContext._jvm
-    assert jvm is not None
+    """The rows of executed ``plan`` as Arrow batches of ``schema`` when the driver
+    holds them (a local relation, a command's answer); None otherwise."""
+    if str(plan.nodeName()) not in _HELD:
+        return None
     classes = jvm_constant(jvm, "driver-rows", _Classes)
-    execution = df._jdf.queryExecution()
-    plan = execution.executedPlan()
-    if str(plan.nodeName()) in _HELD:
-        rows = plan.rows().iterator()
-        return _converted(classes, rows, plan.schema(), schema, max_batch_bytes, settings)
-    logical = execution.optimizedPlan()
-    constants = _constants(logical)
-    if constants is not None:
-        row = classes.projection(constants).apply(classes.empty_row)
-        rows = classes.as_scala(classes.singleton(row).iterator())
-        return _converted(classes, rows, logical.schema(), schema, max_batch_bytes, settings)
-    return None
+    rows = plan.rows().iterator()
+    return _converted(classes, rows, plan.schema(), schema, max_batch_bytes, settings)
 
 
-def _constants(logical: Any) -> Any | None:
-    """The columns of a projection of constants over Spark's one-row relation, or
-    None. What the optimizer left unfolded (an expression that would fail, a UDF,
-    a subquery, ``rand()``) is not a constant, and runs as Spark runs it."""
+def constant_batches(
+    jvm: Any,
+    logical: Any,
+    nodes: list[dict[str, Any]] | None,
+    schema: pa.Schema,
+    max_batch_bytes: int,
+    settings: ArrowSettings,
+) -> Generator[pa.RecordBatch, None, None] | None:
+    """The one row of optimized plan ``logical`` (``nodes``: its ``toJSON``, or None)
+    as Arrow batches when it is a projection of constants the driver computes;
+    None when a Spark job must make it."""
+    if not (_constants(logical) if nodes is None else _constant_nodes(nodes)):
+        return None
+    classes = jvm_constant(jvm, "driver-rows", _Classes)
+    row = classes.projection(logical.projectList()).apply(classes.empty_row)
+    rows = classes.as_scala(classes.singleton(row).iterator())
+    return _converted(classes, rows, logical.schema(), schema, max_batch_bytes, settings)
+
+
+def _constants(logical: Any) -> bool:
+    """Whether ``logical`` is a projection of constants over Spark's one-row
+    relation. What the optimizer left unfolded (an expression that would fail, a
+    UDF, a subquery, ``rand()``) is not a constant, and runs as Spark runs it."""
     if str(logical.nodeName()) != "Project":
-        return None
+        return False
     if str(logical.child().nodeName()) != "OneRowRelation":
-        return None
+        return False
     columns = logical.projectList()
     for i in range(columns.size()):
         column = columns.apply(i)
         value = column.child() if str(column.nodeName()) == "Alias" else column
         if str(value.nodeName()) != "Literal":
-            return None
-    return columns
+            return False
+    return True
+
+
+def _constant_nodes(nodes: list[dict[str, Any]]) -> bool:
+    """:func:`_constants` read from the plan's ``toJSON`` (pre-order nodes; each
+    column of the projection is its expression's nodes in pre-order)."""
+    if len(nodes) != 2 or [simple_name(n.get("class", "")) for n in nodes] != [
+        "Project",
+        "OneRowRelation",
+    ]:
+        return False
+    for column in nodes[0].get("projectList") or []:
+        names = [simple_name(n.get("class", "")) for n in column]
+        if names not in (["Literal"], ["Alias", "Literal"]):
+            return False
+    return bool(nodes[0].get("projectList"))
 
 
 def _converted(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.service import OperationProgress
-from sparkgate.service.spark.jvm_cache import jvm_constant, scala_context
+from sparkgate.service.spark.jvm_cache import as_json, jvm_constant, scala_context
 from sparkgate.service.spark.pools import POOL_PROPERTY
 from sparkgate.sql.secrets import mask_secrets, masked_statement
 
@@ -87,27 +87,24 @@ def _status(sc: SparkContext) -> tuple[Any, Any]:
 def _log_jobs(sc: SparkContext, tag: str) -> None:
     """Say what Spark ran for the operation: it lands in the operation's log.
 
-    Read from Spark's status store, a job's figures in one object: every py4j
-    call here is a round trip made after each statement (an array's elements
-    are one call each, so the job ids come as one string).
+    Read from Spark's status store as JSON, the job ids and then each job's
+    record in one round trip each: every py4j call here is made after each
+    statement, and a field or an array element would be one call each.
     """
     try:
-        arrays = jvm_constant(sc._jvm, "java-arrays", lambda jvm: jvm.java.util.Arrays)
+        jvm = sc._jvm
         tracker, store = jvm_constant(sc, "status", _status)
-        ids = str(arrays.toString(tracker.getJobIdsForTag(tag)))
-        if ids == "[]":
-            return
-        for job_id in sorted(int(n) for n in ids.strip("[]").split(",")):
+        for job_id in sorted(as_json(jvm, tracker.getJobIdsForTag(tag))):
             try:
-                job = store.job(job_id)
+                job = as_json(jvm, store.job(job_id))
             except Exception:  # not (or no longer) in the store
                 continue
             log.info(
                 "Spark job %s %s: %d stage(s), %d task(s) completed",
                 job_id,
-                job.status().toString(),
-                job.stageIds().size(),
-                job.numCompletedTasks(),
+                job["status"],
+                len(job["stageIds"]),
+                job["numCompletedTasks"],
             )
     except Exception:  # the log is best effort; the JVM may be going away
         log.debug("Could not read Spark job status for %s", tag, exc_info=True)

@@ -42,7 +42,7 @@ from sparkgate.service.spark.confinement import (
     simple_name,
 )
 from sparkgate.service.spark.host_access import found_in
-from sparkgate.service.spark.jvm_cache import jvm_constant, sql_conf
+from sparkgate.service.spark.jvm_cache import jvm_constant, session_settings
 from sparkgate.sql.flink_spellings import PRECISION_MARK, PRECISION_PREFIX
 from sparkgate.sql.quoting import quote_string
 
@@ -58,6 +58,7 @@ __all__ = [
     "TableRead",
     "TableSpan",
     "active_session",
+    "cached_statement",
     "output_ids",
     "parse_identifier",
     "parse_plan",
@@ -319,8 +320,8 @@ def _settings(spark: SparkSession) -> tuple[str, ...]:
     scoped = _scoped.get()
     if scoped is not None and id(spark) in scoped:
         return scoped[id(spark)]
-    conf = sql_conf(spark)
-    found = tuple(str(conf.getConfString(key, default)) for key, default in _PARSER_SETTINGS)
+    settings = session_settings(spark)
+    found = tuple(settings.get(key, default) for key, default in _PARSER_SETTINGS)
     if scoped is not None:
         scoped[id(spark)] = found
     return found
@@ -651,16 +652,29 @@ def parse_statement(spark: SparkSession, text: str) -> StatementPlan | None:
     About 4 ms (parse and one JSON rendering of the plan), then cached.
     """
     key = (text, _settings(spark))
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    cached, found = _cached(key)
+    if cached:
+        return found
     found = _analyse(spark, text)
     with _cache_lock:
         _cache[key] = found
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return found
+
+
+def cached_statement(spark: SparkSession, text: str) -> tuple[bool, StatementPlan | None]:
+    """``(True, plan)`` when :func:`parse_statement` has ``text``'s answer cached,
+    else ``(False, None)``: no parse."""
+    return _cached((text, _settings(spark)))
+
+
+def _cached(key: tuple[str, tuple[str, ...]]) -> tuple[bool, StatementPlan | None]:
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return True, _cache[key]
+    return False, None
 
 
 def read_spans(spark: SparkSession, text: str) -> tuple[TableSpan, ...]:

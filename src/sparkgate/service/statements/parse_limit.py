@@ -196,6 +196,11 @@ class ParseLimit:
         # A text past the limit before is timed again, not taken from the cache: a
         # slow moment (a cold JVM, a busy machine) must not refuse it for ever.
         known_slow = _known_slow(digest)
+        if not known_slow:
+            # Parsed before: the answer is at hand, no thread hand-off to time it.
+            cached, plan = plans.cached_statement(spark, text)
+            if cached:
+                return plan
         parse = _timed_uncached if known_slow else _timed
         with _lock:
             may_leave = _abandoned < self.max_abandoned
