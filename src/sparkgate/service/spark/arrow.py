@@ -127,7 +127,8 @@ def _json_nodes(nodes: list[dict[str, Any]]) -> Generator[tuple[str, bool], None
 
 def fits_driver(df: DataFrame, direct_bytes: int) -> bool:
     """Whether Spark's estimate of ``df``'s size says it can be collected whole."""
-    return _fits(df._jdf.queryExecution().optimizedPlan(), None, direct_bytes)
+    plan = df._jdf.queryExecution().optimizedPlan()
+    return _fits(plan, _plan_json(plan), direct_bytes)
 
 
 def _fits(plan: Any, nodes: list[dict[str, Any]] | None, direct_bytes: int) -> bool:
