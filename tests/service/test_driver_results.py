@@ -10,12 +10,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
 from sparkgate.api.handles import SessionHandle
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.spark import arrow, driver_rows
+from sparkgate.service.spark.limits import ResultLimits
 
 from .conftest import fetch_all, opened_session, run, unique_name
 
@@ -149,6 +151,44 @@ def test_many_local_rows_come_in_batches(spark: SparkSession, service: SparkGate
     assert isinstance(rows[0][2], dt.datetime)
 
 
+def test_a_small_result_over_partitions_is_one_batch(spark: SparkSession) -> None:
+    # Four partitions, one Spark job: one batch, so a client gets one page and
+    # not one page (and one request) per partition.
+    df = spark.sql("SELECT id, id * 2 AS x FROM range(0, 100, 1, 4)")
+    settings = arrow.ArrowSettings.of(spark)
+    schema = arrow.arrow_schema(df, settings)
+    batches = list(arrow.stream_batches(df, schema, ResultLimits(window=4), settings))
+    assert [b.num_rows for b in batches] == [100]
+    assert pa.Table.from_batches(batches).to_pylist()[99] == {"id": 99, "x": 198}
+
+
+def _batch(start: int, rows: int) -> pa.RecordBatch:
+    return pa.record_batch({"id": pa.array(range(start, start + rows), pa.int64())})
+
+
+@pytest.mark.parametrize(
+    ("sizes", "max_rows", "max_bytes", "joined"),
+    [
+        ((25, 25, 25, 25), 10_000, 1 << 20, (100,)),
+        ((25, 25, 25, 25), 60, 1 << 20, (50, 50)),
+        ((25, 25, 25, 25), 25, 1 << 20, (25, 25, 25, 25)),
+        ((25, 25, 25, 25), 0, 1 << 20, (100,)),  # Spark's "no limit"
+        ((25, 25, 25, 25), -1, 1 << 20, (100,)),
+        ((25, 25, 25, 25), 10_000, 400, (50, 50)),  # 8 bytes a row
+        ((10, 0, 10), 10_000, 1 << 20, (20,)),
+        ((), 10_000, 1 << 20, ()),
+    ],
+)
+def test_frames_of_a_window_are_joined_within_bounds(
+    sizes: tuple[int, ...], max_rows: int, max_bytes: int, joined: tuple[int, ...]
+) -> None:
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    batches = [_batch(start, rows) for start, rows in zip(starts, sizes, strict=True)]
+    out = list(arrow._joined(iter(batches), max_rows, max_bytes))
+    assert tuple(b.num_rows for b in out) == joined
+    assert [v for b in out for v in b.column(0).to_pylist()] == list(range(sum(sizes)))
+
+
 def test_an_empty_local_relation_is_an_empty_result(
     spark: SparkSession, service: SparkGatewayService, table: str
 ) -> None:
@@ -157,32 +197,52 @@ def test_an_empty_local_relation_is_an_empty_result(
     assert rows == [] and jobs == []
 
 
+#: A plan, whether the driver computes its row (a projection of constants), and
+#: whether Spark's size estimate bounds it (no generator multiplies its rows).
 PLANS = [
-    "SELECT 1",
-    "SELECT 'a' AS s, 2.5 AS d, NULL AS n",
-    "SELECT array(1, 2) AS a, upper('x') AS u",
-    "SELECT rand(7) AS r",
-    "SELECT (SELECT max(id) FROM range(4)) AS m",
-    "SELECT id FROM range(3)",
-    "SELECT 1 AS one FROM range(1)",
-    "SELECT explode(sequence(1, 10)) AS e",
-    "VALUES (1, 'x'), (2, 'y')",
-    "SELECT id, count(*) FROM range(10) GROUP BY id",
+    ("SELECT 1", True, True),
+    ("SELECT 'a' AS s, 2.5 AS d, NULL AS n", True, True),
+    ("SELECT array(1, 2) AS a, upper('x') AS u", True, True),
+    ("SELECT rand(7) AS r", False, True),
+    ("SELECT (SELECT max(id) FROM range(4)) AS m", False, True),
+    ("SELECT id FROM range(3)", False, True),
+    ("SELECT 1 AS one FROM range(1)", False, True),
+    ("SELECT explode(sequence(1, 10)) AS e", False, False),
+    ("VALUES (1, 'x'), (2, 'y')", False, True),
+    ("SELECT id, count(*) FROM range(10) GROUP BY id", False, True),
 ]
 
 
-@pytest.mark.parametrize("sql", PLANS)
-def test_the_plan_read_as_json_decides_as_the_plan_walked_over_py4j(
-    spark: SparkSession, sql: str
+@pytest.mark.parametrize(("sql", "constant", "bounded"), PLANS)
+def test_the_result_path_is_chosen_from_the_plan_as_json(
+    spark: SparkSession, sql: str, constant: bool, bounded: bool
 ) -> None:
     """The result path is chosen from the optimized plan's ``toJSON`` (one round
-    trip); the node-by-node walk it replaced stays as its fallback: both agree."""
-    logical = spark.sql(sql)._jdf.queryExecution().optimizedPlan()
+    trip); a plan Spark cannot render (None) takes a Spark job, relayed."""
+    df = spark.sql(sql)
+    logical = df._jdf.queryExecution().optimizedPlan()
     nodes = arrow._plan_json(logical)
     assert nodes is not None
-    assert driver_rows._constant_nodes(nodes) == driver_rows._constants(logical), sql
-    for budget in (0, 10_000, 32 << 20):
-        assert arrow._fits(logical, nodes, budget) == arrow._fits(logical, None, budget), sql
+    assert driver_rows._constant_nodes(nodes) is constant
+    estimate = int(logical.stats().sizeInBytes())
+    assert arrow._fits(logical, nodes, estimate) is bounded
+    assert arrow._fits(logical, nodes, estimate - 1) is False
+    assert arrow.fits_driver(df, 32 << 20) is bounded
+    assert arrow._fits(logical, None, 32 << 20) is False
+    settings = arrow.ArrowSettings.of(spark)
+    jvm = spark.sparkContext._jvm
+    schema = arrow.arrow_schema(df, settings)
+    assert driver_rows.constant_batches(jvm, logical, None, schema, 1 << 20, settings) is None
+
+
+def test_a_file_scan_counts_ten_times_its_size_on_disk(spark: SparkSession, tmp_path: Any) -> None:
+    # Compressed columnar files may expand tenfold in memory.
+    spark.range(1000).write.parquet(str(tmp_path / "p"))
+    df = spark.read.parquet(str(tmp_path / "p"))
+    logical = df._jdf.queryExecution().optimizedPlan()
+    on_disk = int(logical.stats().sizeInBytes())
+    assert arrow.fits_driver(df, 10 * on_disk)
+    assert not arrow.fits_driver(df, 10 * on_disk - 1)
 
 
 class _RoundTrips:

@@ -67,7 +67,7 @@ def constant_batches(
     """The one row of optimized plan ``logical`` (``nodes``: its ``toJSON``, or None)
     as Arrow batches when it is a projection of constants the driver computes;
     None when a Spark job must make it."""
-    if not (_constants(logical) if nodes is None else _constant_nodes(nodes)):
+    if nodes is None or not _constant_nodes(nodes):
         return None
     classes = jvm_constant(jvm, "driver-rows", _Classes)
     row = classes.projection(logical.projectList()).apply(classes.empty_row)
@@ -75,26 +75,12 @@ def constant_batches(
     return _converted(classes, rows, logical.schema(), schema, max_batch_bytes, settings)
 
 
-def _constants(logical: Any) -> bool:
-    """Whether ``logical`` is a projection of constants over Spark's one-row
-    relation. What the optimizer left unfolded (an expression that would fail, a
-    UDF, a subquery, ``rand()``) is not a constant, and runs as Spark runs it."""
-    if str(logical.nodeName()) != "Project":
-        return False
-    if str(logical.child().nodeName()) != "OneRowRelation":
-        return False
-    columns = logical.projectList()
-    for i in range(columns.size()):
-        column = columns.apply(i)
-        value = column.child() if str(column.nodeName()) == "Alias" else column
-        if str(value.nodeName()) != "Literal":
-            return False
-    return True
-
-
 def _constant_nodes(nodes: list[dict[str, Any]]) -> bool:
-    """:func:`_constants` read from the plan's ``toJSON`` (pre-order nodes; each
-    column of the projection is its expression's nodes in pre-order)."""
+    """Whether the plan (``nodes``: its ``toJSON``, pre-order; each column of the
+    projection is its expression's nodes in pre-order) is a projection of
+    constants over Spark's one-row relation. What the optimizer left unfolded
+    (an expression that would fail, a UDF, a subquery, ``rand()``) is not a
+    constant, and runs as Spark runs it."""
     if len(nodes) != 2 or [simple_name(n.get("class", "")) for n in nodes] != [
         "Project",
         "OneRowRelation",
