@@ -291,3 +291,52 @@ def test_flink_precisions_of_time_literals_through_values_views_and_unions(
     cast = "SELECT CAST('2021-01-01 00:00:00.1' AS TIMESTAMP) AS c, dob FROM born"
     assert types(rest, cast)[0].endswith("(6)")
     assert types(hive, "SELECT TIMESTAMP '2001-01-13 20:11:11.123' AS d")[0].endswith("(6)")
+
+
+def test_flink_session_describe_function(
+    service: SparkGatewayService, rest: SessionHandle, hive: SessionHandle, database: str
+) -> None:
+    columns = ("info name", "info value")
+    upper = ask(service, rest, "DESCRIBE FUNCTION upper")
+    assert upper.names == columns
+    assert upper.rows == [("is system function", "true"), ("is temporary", "false")]
+    extended = ask(service, rest, "DESC FUNCTION EXTENDED sum").rows
+    assert extended[:2] == [("is system function", "true"), ("is temporary", "false")]
+    assert dict(extended[2:]) == {
+        "kind": "AGGREGATE",
+        "requirements": "[]",
+        "is deterministic": "true",
+        "supports constant folding": "true",
+        "signature": "sum(expr)",
+    }
+    assert dict(ask(service, rest, "DESCRIBE FUNCTION EXTENDED rand").rows)["is deterministic"] == (
+        "false"
+    )
+    assert dict(ask(service, rest, "DESCRIBE FUNCTION EXTENDED explode").rows)["kind"] == "TABLE"
+
+    ask(service, rest, "CREATE TEMPORARY FUNCTION pi_udf AS 'org.apache.hadoop.hive.ql.udf.UDFPI'")
+    ask(service, rest, "CREATE FUNCTION e_udf AS 'org.apache.hadoop.hive.ql.udf.UDFE'")
+    try:
+        assert ask(service, rest, "DESCRIBE FUNCTION pi_udf").rows == [
+            ("is system function", "false"),
+            ("is temporary", "true"),
+            ("class name", "org.apache.hadoop.hive.ql.udf.UDFPI"),
+            ("function language", "JAVA"),
+            ("resource uris", "[]"),
+        ]
+        catalog_function = ask(service, rest, f"DESCRIBE FUNCTION EXTENDED {database}.e_udf")
+        assert catalog_function.rows[:3] == [
+            ("is system function", "false"),
+            ("is temporary", "false"),
+            ("class name", "org.apache.hadoop.hive.ql.udf.UDFE"),
+        ]
+        assert dict(catalog_function.rows)["kind"] == "SCALAR"
+        # A HiveServer2 session keeps Spark's answer.
+        assert ask(service, hive, "DESCRIBE FUNCTION upper").names == ("function_desc",)
+    finally:
+        ask(service, rest, "DROP TEMPORARY FUNCTION pi_udf")
+        ask(service, rest, "DROP FUNCTION e_udf")
+    with pytest.raises(
+        ExecutionError, match=r"Function with the identifier 'no_such' doesn't exist\."
+    ):
+        ask(service, rest, "DESCRIBE FUNCTION no_such")

@@ -269,7 +269,11 @@ __all__: list[str] = []
         ("DESCRIBE EXTENDED t", K.MetadataQuery, {"keyword": "DESCRIBE"}),
         ("DESCRIBE t id", K.MetadataQuery, {}),
         ("DESCRIBE DATABASE db", K.MetadataQuery, {}),
-        ("DESCRIBE FUNCTION f", K.MetadataQuery, {}),
+        ("DESCRIBE FUNCTION f", K.DescribeFunction, {"function": ("f",), "extended": False}),
+        ("DESC FUNCTION EXTENDED db.f", K.DescribeFunction, {"function": ("db", "f")}),
+        ("DESCRIBE FUNCTION EXTENDED f", K.DescribeFunction, {"extended": True}),
+        ("DESCRIBE FUNCTION extended", K.DescribeFunction, {"function": ("extended",)}),
+        ("DESCRIBE FUNCTION f g", K.MetadataQuery, {}),
         ("DESCRIBE t PARTITION (p = 1)", K.MetadataQuery, {}),
         ("SHOW COLUMNS FROM t", K.DescribeTable, {"table": ("t",), "columns": True, "like": None}),
         (

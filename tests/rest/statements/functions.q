@@ -25,6 +25,27 @@ SHOW USER FUNCTIONS LIKE 'q_f%';
 | q_f1 |
 | q_f2 |
 
+DESCRIBE FUNCTION q_f1;
+| info name | info value |
+| is system function | false |
+| is temporary | true |
+| class name | org.apache.hadoop.hive.ql.udf.UDFE |
+| function language | JAVA |
+| resource uris | [] |
+
+DESC FUNCTION EXTENDED lower;
+| info name | info value |
+| is system function | true |
+| is temporary | false |
+| kind | SCALAR |
+| requirements | [] |
+| is deterministic | true |
+| supports constant folding | true |
+| signature | lower(str) |
+
+DESCRIBE FUNCTION q_nope;
+!error Function with the identifier 'q_nope' doesn't exist.
+
 ALTER FUNCTION q_nope AS 'x';
 !error Function q_nope does not exist
 

@@ -35,6 +35,7 @@ __all__ = [
     "CreateMaterializedTable",
     "CreateView",
     "DescribeCatalog",
+    "DescribeFunction",
     "DescribeJob",
     "DescribeTable",
     "Dml",
@@ -211,6 +212,14 @@ class ShowFunctions(MetadataQuery):
     scope: str | None = None
     database: tuple[str, ...] = ()
     like: LikePattern | None = None
+
+
+@dataclass(frozen=True)
+class DescribeFunction(MetadataQuery):
+    """``DESCRIBE|DESC FUNCTION [EXTENDED] name``."""
+
+    function: tuple[str, ...] = ()
+    extended: bool = False
 
 
 @dataclass(frozen=True)

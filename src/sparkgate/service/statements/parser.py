@@ -292,6 +292,18 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
         return form if cursor.at_end() else None
 
     if first in ("DESCRIBE", "DESC"):
+        if cursor.word() == "FUNCTION" and cursor.peek(1) is not None:
+            cursor.take()
+            # DESCRIBE FUNCTION EXTENDED f, but a function named `extended` alone is f
+            extended = cursor.word() == "EXTENDED" and cursor.peek(1) is not None
+            if extended:
+                cursor.take()
+            function = cursor.optional_name()
+            return (
+                at_end(k.DescribeFunction(text, first, False, function, extended))
+                if function
+                else None
+            )
         if cursor.word() == "TABLE" and cursor.peek(1) is not None:
             cursor.take()
         if cursor.word() in _DESCRIBE_OTHER and cursor.peek(1) is not None:

@@ -47,6 +47,7 @@ REGISTRY = Registry(
         k.ShowTables: metadata.show_tables,
         k.ShowCreateTable: metadata.show_create_table,
         k.DescribeTable: metadata.describe_table,
+        k.DescribeFunction: metadata.describe_function,
         k.SparkCommand: command.run_command,
         k.Dml: dml.run_dml,
         k.TableAsSelect: table_as.create_table_as,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from sparkgate.service.operation.operation import Execution
-from sparkgate.service.statements import metadata
+from sparkgate.service.statements import function_info, metadata
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.query import run_query
 from sparkgate.service.statements.kinds import MetadataQuery
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
 
 __all__ = [
+    "describe_function",
     "describe_table",
     "show_catalogs",
     "show_create_table",
@@ -56,3 +57,4 @@ show_procedures = _or_spark(metadata.show_procedures)
 show_tables = _or_spark(metadata.show_tables)
 show_create_table = _or_spark(metadata.show_create_table)
 describe_table = _or_spark(metadata.describe_table)
+describe_function = _or_spark(function_info.describe_function)
