@@ -177,6 +177,34 @@ def test_values_stream_row_by_row_in_streaming_mode(
     assert active_queries(spark_of(stream_service, session)) == []
 
 
+def test_a_distinct_count_streams_its_updates(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """Spark's streaming aggregation has no DISTINCT; Flink's has: the distinct
+    values are kept as a set, and the count changes only with a new value."""
+    counted = (
+        "SELECT k, count(DISTINCT v) AS n, count(DISTINCT v, w) AS p "
+        "FROM (VALUES (1, 'a', 1), (1, 'b', NULL), (2, 'a', 1), (1, 'a', 2)) AS t(k, v, w) "
+        "GROUP BY k"
+    )
+    batch = sorted(run(stream_service, session, counted))
+    assert batch == [(1, 2, 2), (2, 1, 1)]
+    streaming(stream_service, session)
+    insert, before, after = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER
+    op = stream_service.execute_statement(session, counted)
+    log = changes(stream_service, session, op)
+    assert log == [
+        (insert, (1, 1, 1)),
+        (before, (1, 1, 1)),
+        (after, (1, 2, 1)),
+        (insert, (2, 1, 1)),
+        (before, (1, 2, 1)),
+        (after, (1, 2, 2)),
+    ]
+    assert sorted(replay(log)) == batch
+    assert active_queries(spark_of(stream_service, session)) == []
+
+
 def test_values_read_at_once_by_a_query_keeping_no_state(
     stream_service: SparkGatewayService,
     session: SessionHandle,

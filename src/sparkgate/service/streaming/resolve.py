@@ -42,6 +42,7 @@ from sparkgate.service.streaming.connectors import (
     stream_frame,
 )
 from sparkgate.service.streaming.ddl import TableDefinition
+from sparkgate.sql.distinct_counts import distinct_counts
 from sparkgate.sql.lexer import TokenKind, group_items, tokenize, unquote
 from sparkgate.sql.quoting import quote_identifier
 
@@ -460,6 +461,8 @@ def resolved(
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)
+        if resolution.sources:  # read as streams: Spark's streaming aggregation has no DISTINCT
+            resolution.text = distinct_counts(resolution.text)
         yield resolution
     finally:
         for view in views:
