@@ -171,7 +171,7 @@ def compile_inserts(
     builder = PlanBuilder()
     for text in texts:
         stripped, hints = state_ttl_hints(text)
-        insert = plan_insert(session, stripped, streaming)
+        insert = plan_insert(session, stripped, streaming, distinct_as_sets=False)
         if insert.frame is None or not insert.frame.isStreaming:
             raise PlanError(f"COMPILE PLAN needs an INSERT reading tables as streams: {text}")
         assert insert.resolution is not None
@@ -240,7 +240,7 @@ def compile_select(
     when it keeps no state (Spark runs it as it is) or cannot be compiled and
     names no STATE_TTL hint (then Spark runs it, without per-operator TTL)."""
     stripped, hints = state_ttl_hints(text)
-    frame, resolution = query_frame(session, stripped, runtime)
+    frame, resolution = query_frame(session, stripped, runtime, distinct_as_sets=False)
     if not frame.isStreaming:
         return None
     analyzed = frame._jdf.queryExecution().analyzed()

@@ -362,6 +362,7 @@ def resolved(
     streaming: bool,
     trigger_s: float,
     values_as_streams: bool = False,
+    distinct_as_sets: bool = True,
     _depth: int = 0,
 ) -> Iterator[Resolution]:
     """Rewrite ``text`` over temporary views; they live until the block ends.
@@ -371,7 +372,10 @@ def resolved(
     as a stream of one row per micro-batch, as Flink reads it row by row: an
     aggregation over it then answers with updates (``-U``/``+U``) as Flink's.
     A view whose query reads connector tables is read the same way, from its
-    query, so that it has their computed columns and watermarks."""
+    query, so that it has their computed columns and watermarks. With
+    ``distinct_as_sets``, a statement reading streams has its distinct counts
+    written as sets' sizes (:mod:`sparkgate.sql.distinct_counts`), which
+    Spark's streaming aggregation keeps."""
     views: list[str] = []
     pieces: list[str] = []
     last = 0
@@ -434,6 +438,7 @@ def resolved(
                     temporary=temporary,
                     streaming=streaming,
                     trigger_s=trigger_s,
+                    distinct_as_sets=distinct_as_sets,
                     _depth=_depth + 1,
                 ) as inner:
                     frame = entry.view.shaped(spark.sql(inner.text))
@@ -461,7 +466,7 @@ def resolved(
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)
-        if resolution.sources:  # read as streams: Spark's streaming aggregation has no DISTINCT
+        if distinct_as_sets and resolution.sources:  # read as streams
             resolution.text = distinct_counts(resolution.text)
         yield resolution
     finally:

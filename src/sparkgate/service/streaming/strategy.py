@@ -450,10 +450,12 @@ class InsertPlan:
 
 
 def query_frame(
-    session: Session, query: str, runtime: RuntimeOptions
+    session: Session, query: str, runtime: RuntimeOptions, *, distinct_as_sets: bool = True
 ) -> tuple[DataFrame, Resolution]:
     """The frame of ``query`` with the session's connector tables in it (streaming
-    frames in streaming mode), and what the resolution found."""
+    frames in streaming mode), and what the resolution found. ``distinct_as_sets``:
+    see :func:`.resolve.resolved` (off for the plan compiler, whose operators keep
+    distinct aggregates themselves)."""
     try:
         with resolve.resolved(
             session.spark,
@@ -461,6 +463,7 @@ def query_frame(
             temporary=session.context.temporary_tables,
             streaming=runtime.streaming,
             trigger_s=runtime.trigger_s,
+            distinct_as_sets=distinct_as_sets,
         ) as resolution:
             return session.spark.sql(resolution.text), resolution
     except ExecutionError:
@@ -469,8 +472,11 @@ def query_frame(
         raise to_execution_error(exc) from exc
 
 
-def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertPlan:
-    """Prepare an ``INSERT INTO|OVERWRITE``: over connector tables, or streaming."""
+def plan_insert(
+    session: Session, text: str, runtime: RuntimeOptions, *, distinct_as_sets: bool = True
+) -> InsertPlan:
+    """Prepare an ``INSERT INTO|OVERWRITE``: over connector tables, or streaming
+    (``distinct_as_sets``: as :func:`query_frame`'s)."""
     streaming = runtime.streaming
     insert = parse_insert(text, session.spark)
     if insert is None:
@@ -491,7 +497,9 @@ def plan_insert(session: Session, text: str, runtime: RuntimeOptions) -> InsertP
     ):
         return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
     table = ".".join(insert.target)
-    frame, resolution = query_frame(session, insert.query, runtime)
+    frame, resolution = query_frame(
+        session, insert.query, runtime, distinct_as_sets=distinct_as_sets
+    )
     try:
         if sink is not None:
             columns = [
