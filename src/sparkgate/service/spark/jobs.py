@@ -69,7 +69,12 @@ def job_scope(
 
 
 def _current_user(sc: SparkContext) -> Any:
-    """The JVM thread-local ``current_user()`` reads (this Python thread's JVM thread)."""
+    """The JVM thread-local ``current_user()`` reads; its value is each JVM thread's
+    own, so the one object serves every thread (looked up once: three py4j calls)."""
+    return jvm_constant(sc, "current-user", _current_user_context)
+
+
+def _current_user_context(sc: SparkContext) -> Any:
     try:
         jvm: Any = sc._jvm
         return getattr(jvm, "org.apache.spark.sql.catalyst.CurrentUserContext").CURRENT_USER()
