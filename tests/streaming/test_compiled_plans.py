@@ -25,7 +25,7 @@ from sparkgate.service.streaming.changelog import replay
 from tests.client.helpers import text_client
 from tests.rest.conftest import settings
 from tests.service.conftest import error_text
-from tests.streaming.conftest import changes, name, run, wait_for
+from tests.streaming.conftest import changes, name, run, wait_for, wait_job
 
 # One-character order ids: at most 62 distinct keys ([a-zA-Z0-9]).
 _ORDER_KEYS = 62
@@ -812,3 +812,92 @@ def test_a_plan_without_state_metadata_runs_with_the_session_ttl(
         assert info[2] == "RUNNING"
     finally:
         run(stream_service, session, f"STOP JOB '{job_id}'")
+
+
+# -- VALUES lists: a values node --------------------------------------------------------
+
+
+def test_a_plan_over_values_holds_its_rows_and_runs_them_as_a_stream(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """Flink compiles ``INSERT ... VALUES`` and queries over a VALUES list into a
+    values node; its rows are in the plan (each cell's literal), and EXECUTE PLAN
+    reads them as a bounded stream: the job ends once every row is written."""
+    sink = name("vsink")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (k BIGINT, v STRING, d DECIMAL(5, 2)) WITH ("
+        f"'connector' = 'filesystem', 'path' = '{tmp_path / 'out'}', 'format' = 'json')",
+    )
+    path = tmp_path / "values.json"
+    rows = "(1, 'a', 1.5), (2, 'it''s, (b)', NULL), (3, 'c', 20.25)"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        run(
+            stream_service,
+            session,
+            f"COMPILE PLAN '{path}' FOR INSERT INTO {sink} SELECT k, upper(v), d "
+            f"FROM (VALUES {rows}) AS t(k, v, d) WHERE k > 1",
+        )
+        body = json.loads(path.read_text())
+        [values] = [n for n in body["nodes"] if n["type"] == "stream-exec-values_1"]
+        assert values["inputProperties"] == []
+        assert [row[:2] for row in values["tuples"]] == [
+            ["1", "'a'"],
+            ["2", "'it\\'s, (b)'"],
+            ["3", "'c'"],
+        ]
+        assert "NULL" in values["tuples"][1][2].upper()
+        [(text,)] = run(stream_service, session, f"EXPLAIN PLAN '{path}'")
+        assert "Values(tuples=[[{ 1, 'a'" in text, text
+        [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{path}'")
+        wait_job(stream_service, session, job_id, timeout=120)
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    got = run(stream_service, session, f"SELECT k, v, CAST(d AS STRING) FROM {sink} ORDER BY k")
+    assert got == [(2, "IT'S, (B)", None), (3, "C", "20.25")]
+
+
+def test_a_stateful_query_over_values_runs_on_the_operators(
+    stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    """With a state TTL, a streaming aggregate over a VALUES list is compiled (a
+    values node under the group aggregate) and answers Flink's changelog row by row."""
+    query = "SELECT k, COUNT(*) AS n FROM (VALUES ('x'), ('y'), ('x')) AS t(k) GROUP BY k"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    run(stream_service, session, "SET 'table.exec.state.ttl' = '1 d'")
+    try:
+        op = stream_service.execute_statement(session, query)
+        got = changes(stream_service, session, op, timeout=180)
+    finally:
+        run(stream_service, session, "RESET 'table.exec.state.ttl'")
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    assert got == [
+        (RowKind.INSERT, ("x", 1)),
+        (RowKind.INSERT, ("y", 1)),
+        (RowKind.UPDATE_BEFORE, ("x", 1)),
+        (RowKind.UPDATE_AFTER, ("x", 2)),
+    ]
+
+
+def test_a_values_node_with_bad_tuples_starts_nothing(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    sink = name("vsink")
+    run(stream_service, session, f"CREATE TABLE {sink} (k INT) WITH ('connector' = 'blackhole')")
+    path = tmp_path / "values.json"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        compile_ = f"COMPILE PLAN '{path}' FOR INSERT INTO {sink} VALUES (1), (2)"
+        run(stream_service, session, compile_)
+        body = json.loads(path.read_text())
+        [values] = [n for n in body["nodes"] if n["type"] == "stream-exec-values_1"]
+        values["tuples"] = [["1", "2"]]  # two cells for one column
+        path.write_text(json.dumps(body))
+        jobs_before = len(run(stream_service, session, "SHOW JOBS"))
+        message = error_text(stream_service, session, f"EXECUTE PLAN '{path}'")
+        assert f"node {values['id']}: tuples must be a non-empty list of rows of 1" in message
+        assert len(run(stream_service, session, "SHOW JOBS")) == jobs_before
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")

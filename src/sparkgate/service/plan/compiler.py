@@ -7,6 +7,8 @@ node becomes one plan node, or none when it only renames (``SubqueryAlias``,
 a pass-through ``Project``):
 
 * a connector table or a Spark table read as a stream: a table-source scan;
+* a ``VALUES`` list (read as a stream of one row per micro-batch): a values
+  node holding each row's literals in Spark SQL;
 * ``Project`` / ``Filter``: a calc of Spark SQL expressions over the input's
   columns, which every node names uniquely (as Flink does: ``id``, ``id0``);
 * ``Filter(rn = 1 | rn <= N)`` over ``Window(ROW_NUMBER())``: a deduplicate
@@ -33,7 +35,7 @@ from sparkgate.service.plan.document import Edge, Node, StateSpec
 from sparkgate.service.spark.types import WATERMARK_DELAY_KEY
 from sparkgate.sql.quoting import quote_identifier as _quote
 
-__all__ = ["Column", "PlanBuilder", "compile_query"]
+__all__ = ["Column", "PlanBuilder", "compile_query", "values_rows"]
 
 _STREAM_LEAVES = ("StreamingRelationV2", "StreamingRelation", "StreamingDataSourceV2Relation")
 _PROCTIME_FUNCTIONS = ("CurrentTimestamp", "Now", "LocalTimestamp", "CurrentTimestampLike")
@@ -156,6 +158,50 @@ class _Renderer:
         return text
 
 
+def values_rows(sql: str) -> list[list[str]]:
+    """Each cell's literal of Spark's ``VALUES (1, 'a'), (2, 'b') AS t(k, v)`` text
+    (``LocalRelation.toSQL``): ``[["1", "'a'"], ["2", "'b'"]]``. Spark writes a
+    string's quote and backslash escaped with a backslash."""
+    if not sql.startswith("VALUES "):
+        raise PlanError(f"Not a VALUES list: {sql[:80]}")
+    rows: list[list[str]] = []
+    row: list[str] = []
+    cell: list[str] = []
+    depth, quoted, escaped = 0, False, False
+    for ch in sql[len("VALUES ") :]:
+        if quoted:
+            cell.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == "'":
+                quoted = False
+            continue
+        if depth == 0:
+            if ch == "(":
+                depth, row, cell = 1, [], []
+            elif ch not in ", ":
+                break  # the list's " AS t(...)"
+            continue
+        if ch == "'":
+            quoted = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth == 0:
+                row.append("".join(cell).strip())
+                rows.append(row)
+                continue
+        elif ch == "," and depth == 1:
+            row.append("".join(cell).strip())
+            cell = []
+            continue
+        cell.append(ch)
+    return rows
+
+
 class _Compiler:
     def __init__(
         self,
@@ -163,8 +209,10 @@ class _Compiler:
         ttl: timedelta,
         hints: Mapping[str, timedelta],
         builder: PlanBuilder,
+        values: Mapping[str, Sequence[Sequence[str]]],
     ) -> None:
         self.views = views
+        self.values = values
         self.ttl = ttl
         self.hints = {k.lower(): v for k, v in hints.items()}
         self.builder = builder
@@ -269,6 +317,21 @@ class _Compiler:
         )
         return Built(node_id, columns, alias or table[-1])
 
+    def _values(self, node: Any, tuples: Sequence[Sequence[str]]) -> Built:
+        names = _unique(str(a.name()) for a in _seq(node.output()))
+        columns = [
+            Column(name, str(attr.dataType().sql()), attr.exprId().id())
+            for name, attr in zip(names, _seq(node.output()), strict=True)
+        ]
+        shown = ", ".join("{ " + ", ".join(row) + " }" for row in tuples)
+        node_id = self.builder.add(
+            d.VALUES,
+            f"Values(tuples=[[{shown}]])",
+            columns,
+            tuples=[list(row) for row in tuples],
+        )
+        return Built(node_id, columns)
+
     def _proctime_columns(self, node: Any, columns: list[Column]) -> None:
         """Columns defined as ``PROCTIME()`` (``current_timestamp()``) below a scan."""
         by_id = {c.expr_id: c for c in columns}
@@ -291,6 +354,8 @@ class _Compiler:
             table = self.views.get(view)
             if table is not None:
                 return self._scan(child, table, None)
+            if view in self.values:
+                return self._values(child, self.values[view])
         if _kind(child) in _STREAM_LEAVES:
             parts = [str(p) for p in _seq(node.identifier().nameParts())]
             return self._scan(child, tuple(parts), None)
@@ -300,9 +365,11 @@ class _Compiler:
     def _View(self, node: Any) -> Built:
         view = str(node.desc().identifier().table())
         table = self.views.get(view)
-        if table is None:
-            return self.build(node.child())
-        return self._scan(node, table, None)
+        if table is not None:
+            return self._scan(node, table, None)
+        if view in self.values:
+            return self._values(node, self.values[view])
+        return self.build(node.child())
 
     def _Project(self, node: Any) -> Built:
         child_node = node.child()
@@ -731,10 +798,12 @@ def compile_query(
     *,
     ttl: timedelta,
     hints: Mapping[str, timedelta] | None = None,
+    values: Mapping[str, Sequence[Sequence[str]]] | None = None,
 ) -> tuple[int, list[Column]]:
     """Compile one query's analyzed plan into ``builder``: the id and columns of
     the query's last node. ``views`` names the table each temporary view of the
-    gateway's table resolution stands for."""
-    compiler = _Compiler(views, ttl, hints or {}, builder)
+    gateway's table resolution stands for; ``values`` the rows (each cell's
+    literal) of each view that stands for a VALUES list."""
+    compiler = _Compiler(views, ttl, hints or {}, builder, values or {})
     built = compiler.build(analyzed)
     return built.node_id, built.columns

@@ -51,6 +51,7 @@ DEFAULT_TTL_UPDATE = "OnWrite"
 DEFAULT_TTL_TIME = "PROCESSING_TIME"
 
 SCAN = "stream-exec-table-source-scan_1"
+VALUES = "stream-exec-values_1"
 WATERMARK = "stream-exec-watermark-assigner_1"
 CALC = "stream-exec-calc_1"
 UNION = "stream-exec-union_1"
@@ -67,7 +68,7 @@ STATEFUL_TYPES: Mapping[str, tuple[str, ...]] = {
     JOIN: ("leftState", "rightState"),
     RANK: ("rankState",),
 }
-NODE_TYPES = (SCAN, WATERMARK, CALC, UNION, DEDUPLICATE, GROUP_AGGREGATE, JOIN, RANK, SINK)
+NODE_TYPES = (SCAN, VALUES, WATERMARK, CALC, UNION, DEDUPLICATE, GROUP_AGGREGATE, JOIN, RANK, SINK)
 
 
 def format_ttl(ttl: timedelta) -> str:
@@ -283,7 +284,10 @@ class Plan:
             gateway_version=str(body.get("sparkgateVersion", "")),
         )
         for node in nodes:
-            wanted = 0 if node.type == SCAN else (None if node.type == UNION else node.inputs)
+            # Sources read nothing; a union reads one input or more.
+            wanted: int | None = 0 if node.type in (SCAN, VALUES) else node.inputs
+            if node.type == UNION:
+                wanted = None
             got = len(plan.inputs(node.id))
             if (wanted is not None and got != wanted) or (wanted is None and got < 1):
                 raise PlanError(f"{source}: node {node.id} ({node.type}) has {got} input edge(s)")

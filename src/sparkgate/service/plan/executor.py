@@ -3,7 +3,8 @@
 Each node's frame is its output columns plus the changelog's kind column
 (:data:`~sparkgate.service.streaming.changelog.KIND_COLUMN`). Scans read the
 table the node names (so a plan runs against the catalog as it is when it
-runs: a dropped table is an error naming the node), calcs and watermarks stay
+runs: a dropped table is an error naming the node), a values node its rows as
+a stream of one row per micro-batch, calcs and watermarks stay
 Spark SQL, and the stateful nodes run the operators of
 :mod:`~sparkgate.service.plan.operators` with each state's TTL from the plan.
 Before anything starts, every node's output is checked against the plan's
@@ -182,16 +183,18 @@ def _check(node: Node, frame: DataFrame) -> DataFrame:
     return frame.toDF(*names, KIND_COLUMN)
 
 
-def build_frames(
-    plan: Plan,
-    scan: Callable[[Node, tuple[str, ...]], tuple[DataFrame, Resolution]],
-) -> Frames:
-    """A frame per node (but sinks). ``scan`` reads a scan node's table."""
+Scan = Callable[[Node, tuple[str, ...]], tuple["DataFrame", "Resolution"]]
+Values = Callable[[Node, str], tuple["DataFrame", "Resolution"]]
+
+
+def build_frames(plan: Plan, scan: Scan, values: Values) -> Frames:
+    """A frame per node (but sinks). ``scan`` reads a scan node's table,
+    ``values`` a values node's rows (``VALUES (...), ... AS t(...)``)."""
     out = Frames(updating=updating_nodes(plan))
     for node in _ordered(plan):
         inputs = [out.frames[i] for i in plan.inputs(node.id) if i in out.frames]
         try:
-            frame = _build(node, inputs, plan, out, scan)
+            frame = _build(node, inputs, plan, out, scan, values)
         except (PlanError, ExecutionError):
             raise
         except Exception as exc:
@@ -207,16 +210,16 @@ def _build(
     inputs: list[DataFrame],
     plan: Plan,
     out: Frames,
-    scan: Callable[[Node, tuple[str, ...]], tuple[DataFrame, Resolution]],
+    scan: Scan,
+    values: Values,
 ) -> DataFrame | None:
-    kind_type = "tinyint"
-    if node.type == d.SCAN:
-        table = _field(node, "table").get("identifier")
-        if not isinstance(table, list) or not table:
-            raise PlanError(f"node {node.id}: table.identifier must name the table")
-        frame, resolution = scan(node, tuple(str(p) for p in table))
+    if node.type in (d.SCAN, d.VALUES):
+        if node.type == d.SCAN:
+            frame, resolution = scan(node, _table(node))
+        else:
+            frame, resolution = values(node, _values(node))
         out.resolutions.append(resolution)
-        return frame.withColumn(KIND_COLUMN, F.lit(ops.INSERT).cast(kind_type))
+        return frame.withColumn(KIND_COLUMN, F.lit(ops.INSERT).cast("tinyint"))
     if node.type == d.SINK:
         return None
     source = inputs[0]
@@ -282,6 +285,32 @@ def _build(
     if node.type == d.JOIN:
         return _join(node, inputs, states, run)
     raise PlanError(f"node {node.id}: unknown node type {node.type}")
+
+
+def _table(node: Node) -> tuple[str, ...]:
+    table = _field(node, "table").get("identifier")
+    if not isinstance(table, list) or not table:
+        raise PlanError(f"node {node.id}: table.identifier must name the table")
+    return tuple(str(p) for p in table)
+
+
+def _values(node: Node) -> str:
+    """A values node's rows as Spark SQL, named as its outputType."""
+    tuples = _field(node, "tuples")
+    width = len(node.output_type)
+    if (
+        not isinstance(tuples, list)
+        or not tuples
+        or not all(isinstance(row, list) and len(row) == width for row in tuples)
+        or not all(isinstance(cell, str) and cell.strip() for row in tuples for cell in row)
+    ):
+        raise PlanError(
+            f"node {node.id}: tuples must be a non-empty list of rows of {width} Spark SQL "
+            "literal(s) each"
+        )
+    rows = ", ".join("(" + ", ".join(row) + ")" for row in tuples)
+    names = ", ".join(_quote(n) for n, _ in node.output_type)
+    return f"VALUES {rows} AS t({names})"
 
 
 def _join(

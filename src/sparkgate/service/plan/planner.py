@@ -23,7 +23,7 @@ from sparkgate.api.session import RESOURCE_SCHEME
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.plan import document as d
-from sparkgate.service.plan.compiler import PlanBuilder, compile_query
+from sparkgate.service.plan.compiler import PlanBuilder, compile_query, values_rows
 from sparkgate.service.plan.document import Node, Plan
 from sparkgate.service.plan.executor import Frames, build_frames, updating_nodes
 from sparkgate.service.plan.hints import state_ttl_hints
@@ -141,6 +141,23 @@ def _qualified(
     }
 
 
+def _tuples(session: Session, resolution: Resolution) -> dict[str, list[list[str]]]:
+    """Each VALUES list the statement reads, by the view that stands for it, as its
+    rows' literals: Spark folds the list into a local relation and writes it back
+    as SQL (``LocalRelation.toSQL``), so a row of expressions keeps its values."""
+    tuples = {}
+    for view, relation in resolution.values.items():
+        try:
+            folded = session.spark.sql(f"SELECT * FROM {relation}")._jdf.queryExecution()
+            tuples[view] = values_rows(str(folded.optimizedPlan().toSQL("t")))
+        except PlanError:
+            raise
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[0]
+            raise PlanError(f"Cannot compile the VALUES list {relation}: {message}") from None
+    return tuples
+
+
 def _sink(
     builder: PlanBuilder,
     input_id: int,
@@ -171,7 +188,7 @@ def compile_inserts(
     builder = PlanBuilder()
     for text in texts:
         stripped, hints = state_ttl_hints(text)
-        insert = plan_insert(session, stripped, streaming, distinct_as_sets=False)
+        insert = plan_insert(session, stripped, streaming, reading=resolve.COMPILED)
         if insert.frame is None or not insert.frame.isStreaming:
             raise PlanError(f"COMPILE PLAN needs an INSERT reading tables as streams: {text}")
         assert insert.resolution is not None
@@ -182,6 +199,7 @@ def compile_inserts(
             builder,
             ttl=runtime.state_ttl,
             hints=hints,
+            values=_tuples(session, insert.resolution),
         )
         target = _qualified(session, {"": insert.target})[""]
         _sink(builder, last, target, insert, [(c.name, c.type) for c in columns])
@@ -240,7 +258,7 @@ def compile_select(
     when it keeps no state (Spark runs it as it is) or cannot be compiled and
     names no STATE_TTL hint (then Spark runs it, without per-operator TTL)."""
     stripped, hints = state_ttl_hints(text)
-    frame, resolution = query_frame(session, stripped, runtime, distinct_as_sets=False)
+    frame, resolution = query_frame(session, stripped, runtime, reading=resolve.COMPILED)
     if not frame.isStreaming:
         return None
     analyzed = frame._jdf.queryExecution().analyzed()
@@ -252,6 +270,7 @@ def compile_select(
             builder,
             ttl=runtime.state_ttl,
             hints=hints,
+            values=_tuples(session, resolution),
         )
     except PlanError as exc:
         if hints:
@@ -294,7 +313,15 @@ def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
         except ExecutionError as exc:
             raise PlanError(f"node {node.id}: cannot read {'.'.join(table)}: {exc}") from None
 
-    return build_frames(plan, scan)
+    def values(node: Node, relation: str) -> tuple[DataFrame, Resolution]:
+        try:
+            source = resolve.values_stream(session.spark, relation)
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[0]
+            raise PlanError(f"node {node.id}: cannot read its tuples: {message}") from None
+        return source.frame, Resolution(relation, sources=[source])
+
+    return build_frames(plan, scan, values)
 
 
 def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[InsertPlan]:

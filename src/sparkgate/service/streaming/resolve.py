@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "BATCH",
+    "COMPILED",
+    "QUERY",
+    "Reading",
     "Reference",
     "Resolution",
     "TemporaryTable",
@@ -286,6 +290,29 @@ def provider(
     return _entry(spark, name, temporary).provider
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a statement in streaming mode reads what is not a table.
+
+    ``values``: a ``VALUES`` list stays a batch relation (``"batch"``), is read
+    as a stream of one row per micro-batch when the query keeps state
+    (``"stateful"``: a streaming query, as Flink answers it) or always
+    (``"stream"``: a compiled plan's Values node). ``distinct_as_sets``: a
+    statement reading streams has its distinct counts written as sets' sizes
+    (:mod:`sparkgate.sql.distinct_counts`), which Spark's streaming aggregation
+    keeps; off for the plan compiler, whose operators keep distinct aggregates
+    themselves.
+    """
+
+    values: str = "batch"
+    distinct_as_sets: bool = True
+
+
+BATCH = Reading()
+QUERY = Reading(values="stateful")
+COMPILED = Reading(values="stream", distinct_as_sets=False)
+
+
 @dataclass
 class Resolution:
     """The rewritten text and the streaming sources the statement reads."""
@@ -295,6 +322,9 @@ class Resolution:
     definitions: list[TableDefinition] = field(default_factory=list)
     # The temporary view that stands for each table read, by view name.
     tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The temporary view that stands for each VALUES list read as a stream, and
+    # the list (Spark SQL: ``VALUES (...), ... AS t(k, v)``).
+    values: dict[str, str] = field(default_factory=dict)
 
     @property
     def bounded(self) -> bool:
@@ -361,21 +391,17 @@ def resolved(
     temporary: Mapping[str, TemporaryTable],
     streaming: bool,
     trigger_s: float,
-    values_as_streams: bool = False,
-    distinct_as_sets: bool = True,
+    reading: Reading = BATCH,
     _depth: int = 0,
 ) -> Iterator[Resolution]:
     """Rewrite ``text`` over temporary views; they live until the block ends.
 
-    ``temporary`` is the session's temporary connector tables. With
-    ``values_as_streams`` (a query in streaming mode) a ``VALUES`` list is read
-    as a stream of one row per micro-batch, as Flink reads it row by row: an
-    aggregation over it then answers with updates (``-U``/``+U``) as Flink's.
-    A view whose query reads connector tables is read the same way, from its
-    query, so that it has their computed columns and watermarks. With
-    ``distinct_as_sets``, a statement reading streams has its distinct counts
-    written as sets' sizes (:mod:`sparkgate.sql.distinct_counts`), which
-    Spark's streaming aggregation keeps."""
+    ``temporary`` is the session's temporary connector tables. ``reading`` says
+    how VALUES lists and distinct counts are read (:class:`Reading`): a VALUES
+    list read as a stream of one row per micro-batch, as Flink reads it row by
+    row, makes an aggregation over it answer with updates (``-U``/``+U``) as
+    Flink's. A view whose query reads connector tables is read the same way,
+    from its query, so that it has their computed columns and watermarks."""
     views: list[str] = []
     pieces: list[str] = []
     last = 0
@@ -386,10 +412,11 @@ def resolved(
     resolution = Resolution(text)
     try:
         plan = parse_statement(spark, text)
-        values = values_as_streams and streaming and plan is not None and plan.inline_tables
+        values = reading.values != "batch" and streaming and plan is not None and plan.inline_tables
         refs = table_references(text, spark)
         replaced = any(_replaced(spark, temporary, ref, streaming, _depth) for ref in refs)
-        if values and not replaced and stateless_query(spark, text):
+        stateful_only = reading.values == "stateful"
+        if values and stateful_only and not replaced and stateless_query(spark, text):
             # Row by row or all at once, a query keeping no state answers the same
             # inserts: Spark runs it as a batch, without a stream's micro-batches.
             values = False
@@ -405,6 +432,7 @@ def resolved(
                 source.frame.createOrReplaceTempView(view)
                 views.append(view)
                 resolution.sources.append(source)
+                resolution.values[view] = text[span.start : span.end]
                 pieces.append(text[last : span.start])
                 alias = span.read.alias
                 pieces.append(
@@ -438,7 +466,7 @@ def resolved(
                     temporary=temporary,
                     streaming=streaming,
                     trigger_s=trigger_s,
-                    distinct_as_sets=distinct_as_sets,
+                    reading=dataclasses.replace(reading, values="batch"),
                     _depth=_depth + 1,
                 ) as inner:
                     frame = entry.view.shaped(spark.sql(inner.text))
@@ -466,7 +494,7 @@ def resolved(
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)
-        if distinct_as_sets and resolution.sources:  # read as streams
+        if reading.distinct_as_sets and resolution.sources:  # read as streams
             resolution.text = distinct_counts(resolution.text)
         yield resolution
     finally:

@@ -332,7 +332,7 @@ def query_execution(
             temporary=session.context.temporary_tables,
             streaming=runtime.streaming,
             trigger_s=runtime.trigger_s,
-            values_as_streams=True,
+            reading=resolve.QUERY,
         ) as resolution:
             unchanged = resolution.text == text  # no table replaced, no hint taken out
             if not resolution.definitions and not resolution.sources and unchanged:
@@ -450,12 +450,15 @@ class InsertPlan:
 
 
 def query_frame(
-    session: Session, query: str, runtime: RuntimeOptions, *, distinct_as_sets: bool = True
+    session: Session,
+    query: str,
+    runtime: RuntimeOptions,
+    *,
+    reading: resolve.Reading = resolve.BATCH,
 ) -> tuple[DataFrame, Resolution]:
     """The frame of ``query`` with the session's connector tables in it (streaming
-    frames in streaming mode), and what the resolution found. ``distinct_as_sets``:
-    see :func:`.resolve.resolved` (off for the plan compiler, whose operators keep
-    distinct aggregates themselves)."""
+    frames in streaming mode), and what the resolution found; ``reading``: see
+    :class:`.resolve.Reading` (the plan compiler reads VALUES lists as streams)."""
     try:
         with resolve.resolved(
             session.spark,
@@ -463,7 +466,7 @@ def query_frame(
             temporary=session.context.temporary_tables,
             streaming=runtime.streaming,
             trigger_s=runtime.trigger_s,
-            distinct_as_sets=distinct_as_sets,
+            reading=reading,
         ) as resolution:
             return session.spark.sql(resolution.text), resolution
     except ExecutionError:
@@ -473,10 +476,14 @@ def query_frame(
 
 
 def plan_insert(
-    session: Session, text: str, runtime: RuntimeOptions, *, distinct_as_sets: bool = True
+    session: Session,
+    text: str,
+    runtime: RuntimeOptions,
+    *,
+    reading: resolve.Reading = resolve.BATCH,
 ) -> InsertPlan:
     """Prepare an ``INSERT INTO|OVERWRITE``: over connector tables, or streaming
-    (``distinct_as_sets``: as :func:`query_frame`'s)."""
+    (``reading``: as :func:`query_frame`'s)."""
     streaming = runtime.streaming
     insert = parse_insert(text, session.spark)
     if insert is None:
@@ -497,9 +504,7 @@ def plan_insert(
     ):
         return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
     table = ".".join(insert.target)
-    frame, resolution = query_frame(
-        session, insert.query, runtime, distinct_as_sets=distinct_as_sets
-    )
+    frame, resolution = query_frame(session, insert.query, runtime, reading=reading)
     try:
         if sink is not None:
             columns = [
