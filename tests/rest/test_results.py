@@ -325,6 +325,34 @@ def test_a_declared_timestamp_precision_is_the_columns_and_its_values(
     assert (ms, us) == ("2024-01-02 03:04:05.123", "2024-01-02 03:04:05.120000")
 
 
+def test_a_nested_declared_timestamp_precision_is_its_elements(
+    client: httpx.Client, session: str, tmp_path: Path
+) -> None:
+    # ROW<t TIMESTAMP(3), ...> and ARRAY<TIMESTAMP(3)>: the parts answer as a
+    # top-level TIMESTAMP(3) column does, in the type and in every value.
+    (tmp_path / "rows.json").write_text(
+        '{"r": {"t": "2024-01-02T03:04:05.123456", "n": 1}, '
+        '"a": ["2024-01-02T03:04:05.5"], "v": ["x"]}\n',
+        encoding="utf-8",
+    )
+    table = f"nested_{uuid.uuid4().hex[:8]}"
+    run(
+        client,
+        session,
+        f"CREATE TEMPORARY TABLE {table} (r ROW<t TIMESTAMP(3), n INT>, "
+        "a ARRAY<TIMESTAMP(3)>, v ARRAY<VARCHAR(8)>) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path}', 'format' = 'json')",
+    )
+    bodies = run(client, session, f"SELECT r, a, v FROM {table}")
+    columns = next(b["results"]["columns"] for b in bodies if b.get("results", {}).get("columns"))
+    types = {c["name"]: c["logicalType"] for c in columns}
+    assert types["r"]["fields"][0]["fieldType"]["precision"] == 3, types["r"]
+    assert types["a"]["elementType"]["precision"] == 3, types["a"]
+    assert types["v"]["elementType"] == {"type": "VARCHAR", "nullable": True, "length": 8}
+    [[r, a, _]] = rows(run(client, session, f"SELECT r, a, v FROM {table}", "PLAIN_TEXT"))
+    assert (r, a) == ("(2024-01-02 03:04:05.123, 1)", "[2024-01-02 03:04:05.500]")
+
+
 def test_a_casts_timestamp_precision_is_the_columns_and_its_values(
     client: httpx.Client, session: str
 ) -> None:

@@ -42,7 +42,12 @@ from sparkgate.api.types import (
     YearMonthResolution,
 )
 from sparkgate.codec.rows import encode_json_rows, encode_plain_text_rows
-from sparkgate.service.spark.types import arrow_compatible, to_logical_type, to_result_schema
+from sparkgate.service.spark.types import (
+    FLINK_TYPE_KEY,
+    arrow_compatible,
+    to_logical_type,
+    to_result_schema,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -131,6 +136,51 @@ def test_to_logical_type(spark_type: T.DataType, expected: LogicalType) -> None:
 def test_char_varchar_from_field_metadata(declared: str, expected: LogicalType) -> None:
     metadata: dict[str, object] = {"__CHAR_VARCHAR_TYPE_STRING": declared}
     assert to_logical_type(T.StringType(), True, metadata) == expected
+
+
+_TS = T.TimestampType()
+
+
+@pytest.mark.parametrize(
+    ("spark_type", "declared", "expected"),
+    [
+        (T.ArrayType(_TS), "ARRAY<TIMESTAMP(3)>", ArrayType(LocalZonedTimestampType(3))),
+        (
+            T.ArrayType(_TS, containsNull=False),
+            "ARRAY<TIMESTAMP(3) NOT NULL> NOT NULL",
+            ArrayType(LocalZonedTimestampType(3).not_null()),
+        ),
+        (
+            T.MapType(T.StringType(), _TS),
+            "MAP<VARCHAR(8), TIMESTAMP_LTZ(2)>",
+            MapType(VarCharType(8).not_null(), LocalZonedTimestampType(2)),
+        ),
+        (
+            T.StructType([T.StructField("t", _TS), T.StructField("n", T.IntegerType())]),
+            "ROW<t TIMESTAMP(3) 'when', n INT>",
+            RowType((RowField("t", LocalZonedTimestampType(3)), RowField("n", INT))),
+        ),
+        (
+            T.StructType([T.StructField("a", T.ArrayType(_TS))]),
+            "ROW(`a` ARRAY<TIMESTAMP(0)>)",
+            RowType((RowField("a", ArrayType(LocalZonedTimestampType(0))),)),
+        ),
+        # A declaration that does not fit the type: Spark's precision.
+        (T.ArrayType(_TS), "MAP<INT, INT>", ArrayType(LocalZonedTimestampType(6))),
+        (
+            T.StructType([T.StructField("t", _TS)]),
+            "ROW<t TIMESTAMP(3), u INT>",
+            RowType((RowField("t", LocalZonedTimestampType(6)),)),
+        ),
+    ],
+)
+def test_a_nested_column_keeps_its_parts_declared_types(
+    spark_type: T.DataType, declared: str, expected: LogicalType
+) -> None:
+    """A connector column's ``ARRAY<TIMESTAMP(3)>`` answers with precision 3 in
+    its elements, as a top-level ``TIMESTAMP(3)`` column does."""
+    metadata: dict[str, object] = {FLINK_TYPE_KEY: declared}
+    assert to_logical_type(spark_type, True, metadata) == expected
 
 
 @pytest.fixture

@@ -91,6 +91,7 @@ from sparkgate.api.types import (
 from sparkgate.service.spark.lineage import declared_precisions
 from sparkgate.service.spark.plans import select_list
 from sparkgate.sql.flink_spellings import PRECISION_PREFIX
+from sparkgate.sql.flink_types import nested_type, nullability, row_field
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -165,8 +166,9 @@ _SIMPLE: tuple[tuple[type[T.DataType], LogicalType], ...] = (
 
 def _string_type(metadata: dict[str, object] | None) -> LogicalType:
     # Spark reads char/varchar table columns as StringType and keeps the
-    # declared type in the field metadata.
-    declared = (metadata or {}).get(_CHAR_VARCHAR_KEY)
+    # declared type in the field metadata; a nested part has its declaration's.
+    meta = metadata or {}
+    declared = meta.get(_CHAR_VARCHAR_KEY, meta.get(FLINK_TYPE_KEY))
     if isinstance(declared, str):
         match = _CHAR_VARCHAR_RE.match(declared.strip())
         if match:
@@ -227,28 +229,47 @@ def _map(dt: T.DataType, metadata: dict[str, object] | None) -> LogicalType:
         )
     if isinstance(dt, T.YearMonthIntervalType):
         return YearMonthIntervalType(_YEAR_MONTH[(dt.startField, dt.endField)], _YEAR_PRECISION)
+    # A nested type's parts keep what its declaration says of them (a connector
+    # column's ARRAY<TIMESTAMP(3)>, ROW<s VARCHAR(8)>), as a top-level column does.
     if isinstance(dt, T.ArrayType):
-        return ArrayType(to_logical_type(dt.elementType, dt.containsNull))
+        [element] = _declared_parts(metadata, "ARRAY", 1)
+        return ArrayType(to_logical_type(dt.elementType, dt.containsNull, element))
     if isinstance(dt, T.MapType):
+        key, value = _declared_parts(metadata, "MAP", 2)
         return MapType(
-            to_logical_type(dt.keyType, False),
-            to_logical_type(dt.valueType, dt.valueContainsNull),
+            to_logical_type(dt.keyType, False, key),
+            to_logical_type(dt.valueType, dt.valueContainsNull, value),
         )
     if isinstance(dt, T.StructType):
+        parts = _declared_parts(metadata, "ROW", len(dt.fields), fields=True)
         return RowType(
             tuple(
                 RowField(
                     f.name,
-                    to_logical_type(f.dataType, f.nullable, f.metadata),
+                    to_logical_type(f.dataType, f.nullable, {**(part or {}), **f.metadata}),
                     _comment(f.metadata),
                 )
-                for f in dt.fields
+                for f, part in zip(dt.fields, parts, strict=True)
             )
         )
     if isinstance(dt, T.UserDefinedType):
         return _map(dt.sqlType(), metadata)
     # CalendarIntervalType, VariantType and anything newer: sent as strings.
     return STRING
+
+
+def _declared_parts(
+    metadata: dict[str, object] | None, kind: str, count: int, *, fields: bool = False
+) -> list[dict[str, object] | None]:
+    """The declared types of a nested type's ``count`` parts (element; key and
+    value; ``fields``: each ROW field's) as each part's metadata, from the
+    column's declaration (``FLINK_TYPE_KEY``); None for a part nothing declares."""
+    declared = (metadata or {}).get(FLINK_TYPE_KEY)
+    nested = nested_type(nullability(declared)[0]) if isinstance(declared, str) else None
+    if nested is None or nested[0] != kind or len(nested[1]) != count:
+        return [None] * count
+    parts = [row_field(part)[1] for part in nested[1]] if fields else nested[1]
+    return [{FLINK_TYPE_KEY: nullability(part)[0]} for part in parts]
 
 
 def _comment(metadata: dict[str, object] | None) -> str | None:

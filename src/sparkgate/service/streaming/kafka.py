@@ -572,7 +572,7 @@ def _avro_field(
     column: Column, name: str, flink_type: str, not_null: bool, record: str = "record"
 ) -> dict[str, object]:
     """Field ``name`` of the record named ``record``, of type ``flink_type``."""
-    from sparkgate.service.streaming.connectors import nullability
+    from sparkgate.sql.flink_types import nullability
 
     not_null = not_null or nullability(flink_type)[1]
     field: dict[str, object] = {
@@ -587,12 +587,8 @@ def _avro_field(
 def _avro_type(column: Column, flink_type: str, not_null: bool, record: str) -> object:
     """Flink's Avro type of ``flink_type`` (a part of ``column``'s type); a ROW in
     it is the record named ``record``."""
-    from sparkgate.service.streaming.connectors import (
-        nested_type,
-        nullability,
-        row_field,
-        spark_type,
-    )
+    from sparkgate.service.streaming.connectors import spark_type
+    from sparkgate.sql.flink_types import nested_type, nullability, row_field
 
     text, declared_not_null = nullability(flink_type)
     nested = nested_type(text)
