@@ -247,17 +247,9 @@ def test_with_long_ttls_results_equal_sparks_own(
     )
     text = query.format(a=a, b=b)
     expected = _normalised(Counter(tuple(r) for r in run(stream_service, session, text)))
-    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
-    run(stream_service, session, "SET 'table.exec.state.ttl' = '1 d'")
-    try:
-        op = stream_service.execute_statement(session, text)
-        # A bounded source ends the changelog (EOS), as in Spark's own execution.
-        got = changes(stream_service, session, op, timeout=180)
-        columns = stream_service.get_operation_result_schema(session, op).names
-        assert len(columns) == len(next(iter(expected))), columns  # no kind column
-    finally:
-        run(stream_service, session, "RESET 'table.exec.state.ttl'")
-        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    # A bounded source ends the changelog (EOS), as in Spark's own execution.
+    got, columns = _streamed(stream_service, session, text, ttl="1 d")
+    assert len(columns) == len(next(iter(expected))), columns  # no kind column
     # The changelog, replayed, is Spark's answer (retractions included).
     assert _replayed(got) == expected
 
@@ -284,13 +276,25 @@ def test_deduplication_top_n_and_outer_joins_run_in_streaming_mode_without_a_ttl
     b = _file_table(stream_service, session, tmp_path / "b", "('x', 4), ('q', 3)")
     text = query.format(a=a, b=b)
     expected = _normalised(Counter(tuple(r) for r in run(stream_service, session, text)))
-    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
-    try:
-        op = stream_service.execute_statement(session, text)
-        got = changes(stream_service, session, op, timeout=180)
-    finally:
-        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    got, _ = _streamed(stream_service, session, text)
     assert _replayed(got) == expected
+
+
+def _streamed(
+    service: SparkGatewayService, session: SessionHandle, query: str, ttl: str | None = None
+) -> tuple[list[tuple[RowKind, tuple[object, ...]]], tuple[str, ...]]:
+    """A query's changelog to its end in streaming mode (with ``ttl``: that state
+    TTL), and its result's column names; the session's settings restored."""
+    run(service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    if ttl is not None:
+        run(service, session, f"SET 'table.exec.state.ttl' = '{ttl}'")
+    try:
+        op = service.execute_statement(session, query)
+        got = changes(service, session, op, timeout=180)
+        return got, tuple(service.get_operation_result_schema(session, op).names)
+    finally:
+        run(service, session, "RESET 'table.exec.state.ttl'")
+        run(service, session, "RESET 'execution.runtime-mode'")
 
 
 def _normal(value: object) -> object:
@@ -865,14 +869,7 @@ def test_a_stateful_query_over_values_runs_on_the_operators(
     """With a state TTL, a streaming aggregate over a VALUES list is compiled (a
     values node under the group aggregate) and answers Flink's changelog row by row."""
     query = "SELECT k, COUNT(*) AS n FROM (VALUES ('x'), ('y'), ('x')) AS t(k) GROUP BY k"
-    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
-    run(stream_service, session, "SET 'table.exec.state.ttl' = '1 d'")
-    try:
-        op = stream_service.execute_statement(session, query)
-        got = changes(stream_service, session, op, timeout=180)
-    finally:
-        run(stream_service, session, "RESET 'table.exec.state.ttl'")
-        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    got, _ = _streamed(stream_service, session, query, ttl="1 d")
     assert got == [
         (RowKind.INSERT, ("x", 1)),
         (RowKind.INSERT, ("y", 1)),
