@@ -18,6 +18,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.api.session import EndpointVersion, SessionEnvironment
 from sparkgate.api.types import BOOLEAN, STRING
+from sparkgate.client.textrows import batches_to_text
 from sparkgate.service.catalog import list_tables
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.statements.metadata import flink_ddl
@@ -291,6 +292,50 @@ def test_flink_precisions_of_time_literals_through_values_views_and_unions(
     cast = "SELECT CAST('2021-01-01 00:00:00.1' AS TIMESTAMP) AS c, dob FROM born"
     assert types(rest, cast)[0].endswith("(6)")
     assert types(hive, "SELECT TIMESTAMP '2001-01-13 20:11:11.123' AS d")[0].endswith("(6)")
+
+
+def test_flink_precisions_of_nested_values_and_their_parts(
+    service: SparkGatewayService, rest: SessionHandle, hive: SessionHandle
+) -> None:
+    """ARRAY[...], MAP[...] and ROW(...) built of datetime literals have each part's
+    Flink precision, and so has a part taken out of them; the values show that
+    many digits. HiveServer2 keeps Spark's types."""
+
+    def shown(session: SessionHandle, statement: str) -> tuple[list[str], list[object]]:
+        result = ask(service, session, statement)
+        return [str(t).replace(" NOT NULL", "") for t in result.types], list(result.rows[0])
+
+    built = (
+        "SELECT ARRAY[TIMESTAMP '2024-01-01 12:00:00.123', TIMESTAMP '2024-01-01 12:00:00.1'] "
+        "AS a, MAP['k', TIMESTAMP '2024-01-01 12:00:00.5'] AS m, "
+        "named_struct('t', TIMESTAMP '2024-01-01 12:00:00', 'n', 1) AS r, "
+        "ARRAY[TIMESTAMP '2024-01-01 12:00:00.123456'] AS six"
+    )
+    types, _ = shown(rest, built)
+    assert types == [
+        "ARRAY<TIMESTAMP_LTZ(3)>",
+        "MAP<STRING, TIMESTAMP_LTZ(1)>",
+        "ROW<`t` TIMESTAMP_LTZ(0), `n` INT>",
+        "ARRAY<TIMESTAMP_LTZ(6)>",
+    ]
+    parts = f"SELECT element_at(a, 1) AS e, m['k'] AS v, r.t AS t, a FROM ({built})"
+    types, _ = shown(rest, parts)
+    assert types[:3] == ["TIMESTAMP_LTZ(3)", "TIMESTAMP_LTZ(1)", "TIMESTAMP_LTZ(0)"]
+    op = service.execute_statement(rest, parts)
+    try:
+        first, _ = fetch_all(service, rest, op)
+    finally:
+        service.close_operation(rest, op)
+    assert batches_to_text(first.batches, first.schema, "UTC") == [
+        [
+            "2024-01-01 12:00:00.123",
+            "2024-01-01 12:00:00.5",
+            "2024-01-01 12:00:00",
+            "[2024-01-01 12:00:00.123, 2024-01-01 12:00:00.100]",
+        ]
+    ]
+    types, _ = shown(hive, "SELECT array(TIMESTAMP '2024-01-01 12:00:00.123') AS a")
+    assert types[0] == "ARRAY<TIMESTAMP_LTZ(6)>", types
 
 
 def test_flink_session_describe_function(

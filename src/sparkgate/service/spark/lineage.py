@@ -7,6 +7,9 @@ the widest of its rows (when Spark has evaluated the list, by the digits its
 values need: a written trailing zero is not seen), and ``TO_TIMESTAMP_LTZ`` as
 ``TIMESTAMP_LTZ(3)``. A result column keeps that precision through projections,
 aliases, views and unions, and clients print its values with that many digits.
+A nested value built by ``ARRAY[...]``, ``MAP[...]`` or ``ROW(...)`` (Spark's
+``array``, ``map``, ``named_struct``) has the precisions of what builds it: its
+shape (:data:`Shape`) says each part's.
 
 :func:`declared_precisions` follows each asked-for output column of an analyzed
 plan down to the expressions that make it, over py4j (only the columns' own
@@ -18,12 +21,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 from sparkgate.service.spark.plans import output_ids, plan_children
 from sparkgate.sql.flink_spellings import PRECISION_MARK
 
-__all__ = ["declared_precisions"]
+__all__ = ["Shape", "declared_precisions"]
+
+#: A value's Flink precision: an int for a time value, None when unknown (or no
+#: time), and for a nested value ``("ARRAY", element)``, ``("MAP", key, value)``
+#: or ``("ROW", (field, ...))`` of its parts' shapes.
+Shape: TypeAlias = "int | tuple[Any, ...] | None"
 
 _SPARK_PRECISION = 6
 _DEPTH = 64
@@ -34,6 +42,7 @@ _LITERAL = re.compile(r"'[^']*?(?:\.(\d*))?\s*'\s*$")
 # A cast as a statement writes it: CAST(...), TRY_CAST(...), x::type.
 _WRITTEN_CAST = re.compile(r"^\s*(?:TRY_)?CAST\s*\(|::", re.IGNORECASE)
 _TIME_TYPES = ("TimestampType", "TimestampNTZType", "TimeType")
+_NESTED_TYPES = ("ArrayType", "MapType", "StructType")
 # Spark's functions for Flink's TO_TIMESTAMP_LTZ(n, 0|3): Flink's TIMESTAMP_LTZ(3).
 _MILLISECOND_FUNCTIONS = {"SecondsToTimestamp": 3, "MillisToTimestamp": 3}
 # Plan nodes that make their output's attributes: the rest pass a child's on.
@@ -42,20 +51,30 @@ _PROJECTIONS = ("Project", "Aggregate")
 _INLINE_TABLE = "ResolvedInlineTable"
 
 
-def declared_precisions(analyzed: Any, positions: Iterable[int]) -> dict[int, int]:
+def declared_precisions(analyzed: Any, positions: Iterable[int]) -> dict[int, Shape]:
     """The precision Flink gives each output column at ``positions`` of the
     ``analyzed`` plan (a JVM ``LogicalPlan``), for the columns that have one
-    below Spark's six digits."""
+    below Spark's six digits (a nested column: in one of its parts)."""
     output = analyzed.output()
     found = {}
     for position in positions:
-        precision = _attribute(analyzed, output.apply(position).exprId().id(), 0)
-        if precision is not None and precision < _SPARK_PRECISION:
-            found[position] = precision
+        shape = _attribute(analyzed, output.apply(position).exprId().id(), 0)
+        if _narrower(shape):
+            found[position] = shape
     return found
 
 
-def _attribute(plan: Any, expr_id: int, depth: int) -> int | None:
+def _narrower(shape: Shape) -> bool:
+    """Whether a value of this shape has a part below Spark's six digits."""
+    if isinstance(shape, int):
+        return shape < _SPARK_PRECISION
+    if isinstance(shape, tuple):
+        parts = shape[1] if shape[0] == "ROW" else shape[1:]
+        return any(_narrower(part) for part in parts)
+    return False
+
+
+def _attribute(plan: Any, expr_id: int, depth: int) -> Shape:
     """The precision of the attribute ``expr_id`` that ``plan`` outputs."""
     if depth > _DEPTH:
         return None
@@ -96,7 +115,7 @@ def _attribute(plan: Any, expr_id: int, depth: int) -> int | None:
     return None
 
 
-def _data_digits(relation: Any, at: int) -> int | None:
+def _data_digits(relation: Any, at: int) -> Shape:
     """The fractional digits the values of column ``at`` of a ``LocalRelation``
     need: its literals' digits as far as the values tell (a written trailing zero
     is not seen)."""
@@ -121,21 +140,93 @@ def _data_digits(relation: Any, at: int) -> int | None:
     return min(digits, _SPARK_PRECISION)
 
 
-def _widest(precisions: list[int | None]) -> int | None:
-    """Flink's type of several rows or branches: the widest; unknown if one is."""
-    if not precisions or any(p is None for p in precisions):
+def _widest(shapes: list[Shape]) -> Shape:
+    """Flink's type of several rows, branches or elements: the widest; unknown if
+    one is (nested ones only when they agree)."""
+    if not shapes or any(s is None for s in shapes):
         return None
-    return max(p for p in precisions if p is not None)
+    if all(isinstance(s, int) for s in shapes):
+        return max(s for s in shapes if isinstance(s, int))
+    return shapes[0] if all(s == shapes[0] for s in shapes) else None
 
 
-def _expression(expr: Any, child: Any | None, depth: int) -> int | None:
+def _type_name(data_type: Any) -> str:
+    return str(data_type.getClass().getSimpleName()).rstrip("$")
+
+
+def _holds_time(data_type: Any) -> bool:
+    """Whether a nested type has a time type in it, at any depth."""
+    name = _type_name(data_type)
+    if name in _TIME_TYPES:
+        return True
+    if name == "ArrayType":
+        return _holds_time(data_type.elementType())
+    if name == "MapType":
+        return _holds_time(data_type.keyType()) or _holds_time(data_type.valueType())
+    if name == "StructType":
+        fields = data_type.fields()
+        return any(_holds_time(field.dataType()) for field in fields)
+    return False
+
+
+def _children(expr: Any) -> list[Any]:
+    children = expr.children()
+    return [children.apply(i) for i in range(children.size())]
+
+
+def _nested(expr: Any, kind: str, child: Any | None, depth: int) -> Shape:
+    """The shape of a nested value: what builds it, part by part."""
+    if not _holds_time(expr.dataType()):
+        return None
+    parts = _children(expr)
+    if kind == "CreateArray":
+        return ("ARRAY", _widest([_expression(p, child, depth + 1) for p in parts]))
+    if kind == "CreateMap":
+        keys = [_expression(p, child, depth + 1) for p in parts[0::2]]
+        values = [_expression(p, child, depth + 1) for p in parts[1::2]]
+        return ("MAP", _widest(keys), _widest(values))
+    if kind == "CreateNamedStruct":
+        return ("ROW", tuple(_expression(p, child, depth + 1) for p in parts[1::2]))
+    if kind == "Cast" and _text(expr) is None:  # Spark's coercion of the parts
+        return _expression(expr.child(), child, depth + 1)
+    if kind == "AttributeReference" and child is not None:
+        return _attribute(child, expr.exprId().id(), depth + 1)
+    return None
+
+
+# What takes a part out of a nested value: an element, a map's value, a field.
+_EXTRACTORS = ("GetArrayItem", "ElementAt", "GetMapValue", "GetStructField")
+
+
+def _part(expr: Any, kind: str, child: Any | None, depth: int) -> Shape:
+    """The shape of the part ``expr`` takes out of a nested value."""
+    whole = _expression(_children(expr)[0], child, depth + 1)
+    if not isinstance(whole, tuple):
+        return None
+    if whole[0] == "ARRAY" and kind in ("GetArrayItem", "ElementAt"):
+        return whole[1]  # type: ignore[no-any-return]
+    if whole[0] == "MAP" and kind in ("GetMapValue", "ElementAt"):
+        return whole[2]  # type: ignore[no-any-return]
+    if whole[0] == "ROW" and kind == "GetStructField":
+        fields = whole[1]
+        ordinal = int(expr.ordinal())
+        return fields[ordinal] if ordinal < len(fields) else None
+    return None
+
+
+def _expression(expr: Any, child: Any | None, depth: int) -> Shape:
     """The precision of what ``expr`` computes, its attributes read from ``child``."""
     if depth > _DEPTH:
         return None
     kind = str(expr.getClass().getSimpleName())
     if kind in _MILLISECOND_FUNCTIONS:
         return _MILLISECOND_FUNCTIONS[kind]
-    if str(expr.dataType().getClass().getSimpleName()).rstrip("$") not in _TIME_TYPES:
+    type_name = _type_name(expr.dataType())
+    if kind in _EXTRACTORS and (type_name in _TIME_TYPES or type_name in _NESTED_TYPES):
+        return _part(expr, kind, child, depth)
+    if type_name in _NESTED_TYPES:
+        return _nested(expr, kind, child, depth)
+    if type_name not in _TIME_TYPES:
         return None
     if kind == "Literal":
         text = _text(expr)

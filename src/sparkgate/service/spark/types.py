@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -88,7 +89,7 @@ from sparkgate.api.types import (
     YearMonthIntervalType,
     YearMonthResolution,
 )
-from sparkgate.service.spark.lineage import declared_precisions
+from sparkgate.service.spark.lineage import Shape, declared_precisions
 from sparkgate.service.spark.plans import select_list
 from sparkgate.sql.flink_spellings import PRECISION_PREFIX
 from sparkgate.sql.flink_types import nested_type, nullability, row_field
@@ -352,7 +353,7 @@ def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType
     undeclared = [
         i
         for i, f in enumerate(struct.fields)
-        if isinstance(f.dataType, _TIME_TYPES)
+        if _holds_time(f.dataType)
         and FLINK_TYPE_KEY not in f.metadata
         and FLINK_PROCTIME_KEY not in f.metadata
     ]
@@ -367,20 +368,56 @@ def flink_columns(df: DataFrame, query: str | None = None) -> tuple[T.StructType
     return struct, None if names == [f.name for f in fields] else names
 
 
-def _with_precisions(struct: T.StructType, precisions: dict[int, int]) -> T.StructType:
+def _holds_time(dt: T.DataType) -> bool:
+    if isinstance(dt, _TIME_TYPES):
+        return True
+    if isinstance(dt, T.ArrayType):
+        return _holds_time(dt.elementType)
+    if isinstance(dt, T.MapType):
+        return _holds_time(dt.keyType) or _holds_time(dt.valueType)
+    if isinstance(dt, T.StructType):
+        return any(_holds_time(f.dataType) for f in dt.fields)
+    return False
+
+
+def _with_precisions(struct: T.StructType, precisions: Mapping[int, Shape]) -> T.StructType:
     fields = list(struct.fields)
-    for position, precision in precisions.items():
+    for position, shape in precisions.items():
         field = fields[position] if position < len(fields) else None
-        if field is None or not isinstance(field.dataType, _TIME_TYPES):
+        declared = _declared_text(field.dataType, shape) if field is not None else None
+        if field is None or declared is None:
             continue
-        if isinstance(field.dataType, T.TimeType):
-            declared = f"TIME({precision})"
-        else:
-            zone = "_LTZ" if isinstance(field.dataType, T.TimestampType) else ""
-            declared = f"TIMESTAMP{zone}({precision})"
         metadata = {**field.metadata, FLINK_TYPE_KEY: declared}
         fields[position] = T.StructField(field.name, field.dataType, field.nullable, metadata)
     return T.StructType(fields)
+
+
+def _declared_text(dt: T.DataType, shape: Shape) -> str | None:
+    """Flink's declaration of a value of type ``dt`` whose parts have the precisions
+    of ``shape`` (:mod:`.lineage`), read back by :func:`to_logical_type`; None when
+    the shape does not fit the type."""
+    if isinstance(shape, int):
+        if isinstance(dt, T.TimeType):
+            return f"TIME({shape})"
+        if isinstance(dt, (T.TimestampType, T.TimestampNTZType)):
+            zone = "_LTZ" if isinstance(dt, T.TimestampType) else ""
+            return f"TIMESTAMP{zone}({shape})"
+        return None
+    if shape is None:
+        return str(to_logical_type(dt))  # Spark's own: six digits
+    if shape[0] == "ARRAY" and isinstance(dt, T.ArrayType):
+        element = _declared_text(dt.elementType, shape[1])
+        return f"ARRAY<{element}>" if element is not None else None
+    if shape[0] == "MAP" and isinstance(dt, T.MapType):
+        key, value = _declared_text(dt.keyType, shape[1]), _declared_text(dt.valueType, shape[2])
+        return f"MAP<{key}, {value}>" if key is not None and value is not None else None
+    if shape[0] == "ROW" and isinstance(dt, T.StructType) and len(shape[1]) == len(dt.fields):
+        parts = [_declared_text(f.dataType, s) for f, s in zip(dt.fields, shape[1], strict=True)]
+        if any(part is None for part in parts):
+            return None
+        fields = (f"{quote_identifier(f.name)} {p}" for f, p in zip(dt.fields, parts, strict=True))
+        return f"ROW<{', '.join(fields)}>"
+    return None
 
 
 def flink_named(df: DataFrame, query: str | None = None) -> DataFrame:
