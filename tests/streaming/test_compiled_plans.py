@@ -898,3 +898,65 @@ def test_a_values_node_with_bad_tuples_starts_nothing(
         assert len(run(stream_service, session, "SHOW JOBS")) == jobs_before
     finally:
         run(stream_service, session, "RESET 'execution.runtime-mode'")
+
+
+_READ_SECRET = "SELECT max(value) FROM text.`{secret}`"
+
+
+def _set_expr(node: dict[str, Any], text: str) -> None:
+    node["projection"][0]["expr"] = text
+
+
+def _set_condition(node: dict[str, Any], text: str) -> None:
+    node["condition"] = text
+
+
+def _set_cell(node: dict[str, Any], text: str) -> None:
+    node["tuples"][0][0] = text
+
+
+@pytest.mark.parametrize(
+    ("node_type", "edit", "text"),
+    [
+        # A calc expression reading a file of the host: a subquery no check saw.
+        ("stream-exec-calc_1", _set_expr, f"({_READ_SECRET})"),
+        # A condition that closes its expression early.
+        ("stream-exec-calc_1", _set_condition, "true) OR (true"),
+        # A values cell that ends the list and reads a file.
+        ("stream-exec-values_1", _set_cell, f"'x') AS t(k) UNION ALL {_READ_SECRET} --"),
+    ],
+)
+def test_a_plan_s_sql_is_expressions_over_its_input_only(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    node_type: str,
+    edit: Callable[[dict[str, Any], str], None],
+    text: str,
+) -> None:
+    """A plan file is the user's to edit, but its Spark SQL stays expressions over
+    each node's input: a subquery, or text escaping its expression, would read
+    tables and files that no statement check saw. Refused before anything runs."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hidden\n")
+    sink = name("vsink")
+    run(stream_service, session, f"CREATE TABLE {sink} (k STRING) WITH ('connector' = 'blackhole')")
+    path = tmp_path / "p.json"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        compile_ = (
+            f"COMPILE PLAN '{path}' FOR INSERT INTO {sink} "
+            "SELECT upper(k) FROM (VALUES ('a'), ('b')) AS t(k) WHERE k <> 'c'"
+        )
+        run(stream_service, session, compile_)
+        body = json.loads(path.read_text())
+        node = next(n for n in body["nodes"] if n["type"] == node_type)
+        edit(node, text.format(secret=secret))
+        path.write_text(json.dumps(body))
+        jobs_before = len(run(stream_service, session, "SHOW JOBS"))
+        message = error_text(stream_service, session, f"EXECUTE PLAN '{path}'")
+        assert f"node {node['id']} ({node_type})" in message, message
+        assert "compute over their input only" in message, message
+        assert len(run(stream_service, session, "SHOW JOBS")) == jobs_before
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")

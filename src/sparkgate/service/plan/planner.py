@@ -28,6 +28,7 @@ from sparkgate.service.plan.document import Node, Plan
 from sparkgate.service.plan.executor import Frames, build_frames, updating_nodes
 from sparkgate.service.plan.hints import state_ttl_hints
 from sparkgate.service.spark.files import Files
+from sparkgate.service.spark.plans import expression_refusal
 from sparkgate.service.streaming import resolve
 from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.resolve import Resolution
@@ -298,10 +299,43 @@ def _combined(frames: Frames) -> Resolution:
     return combined
 
 
+def _fragments(node: Node) -> list[str]:
+    """The Spark SQL a node holds: a calc's expressions and condition, a join's
+    condition, a values node's literals."""
+    found: list[object] = []
+    fields = node.fields
+    if node.type == d.CALC:
+        projection = fields.get("projection")
+        if isinstance(projection, list):
+            found += [p.get("expr") for p in projection if isinstance(p, dict)]
+        found.append(fields.get("condition"))
+    elif node.type == d.JOIN and isinstance(fields.get("joinSpec"), dict):
+        found.append(fields["joinSpec"].get("nonEquiCondition"))
+    elif node.type == d.VALUES and isinstance(fields.get("tuples"), list):
+        found += [cell for row in fields["tuples"] if isinstance(row, list) for cell in row]
+    return [f for f in found if isinstance(f, str) and f.strip()]
+
+
+def _check_fragments(session: Session, plan: Plan) -> None:
+    """A plan file's Spark SQL is expressions over each node's input: one holding a
+    query (a subquery reading a table or a file the statement's checks never saw,
+    or text closing the expression early) is refused before anything runs."""
+    for node in plan.nodes:
+        for fragment in _fragments(node):
+            refusal = expression_refusal(session.spark, fragment)
+            if refusal is not None:
+                shown = fragment if len(fragment) <= 80 else fragment[:77] + "..."
+                raise PlanError(
+                    f"node {node.id} ({node.type}): {shown!r} {refusal}; a plan's "
+                    "expressions compute over their input only"
+                )
+
+
 def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
     """The frames of ``plan``'s nodes on this session (nothing starts yet)."""
     streaming = runtime.as_streaming()
     plan = plan.with_ttl(runtime.state_ttl)
+    _check_fragments(session, plan)
 
     def scan(node: Node, table: tuple[str, ...]) -> tuple[DataFrame, Resolution]:
         temporary = session.context.temporary_tables

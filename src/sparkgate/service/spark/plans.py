@@ -508,6 +508,20 @@ def parse_plan(spark: SparkSession, text: str) -> Any:
         return spark._jsparkSession.sessionState().sqlParser().parsePlan(text)
 
 
+def expression_refusal(spark: SparkSession, text: str) -> str | None:
+    """Why ``text`` is not one Spark SQL expression free of subqueries, or None:
+    a fragment a file supplies (a compiled plan's) may compute over its input,
+    never read tables or files of its own."""
+    try:
+        with active_session(spark):
+            expr = spark._jsparkSession.sessionState().sqlParser().parseExpression(text)
+    except Exception:
+        return "is not one Spark SQL expression"
+    if expr.containsPattern(_subquery_pattern(spark.sparkContext._jvm)):
+        return "holds a subquery"
+    return None
+
+
 def _parse(spark: SparkSession, text: str) -> Any:
     try:
         return parse_plan(spark, text)
