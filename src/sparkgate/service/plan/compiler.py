@@ -350,26 +350,29 @@ class _Compiler:
         child = node.child()
         alias = str(node.alias())
         if _kind(child) == "View":
-            view = str(child.desc().identifier().table())
-            table = self.views.get(view)
-            if table is not None:
-                return self._scan(child, table, None)
-            if view in self.values:
-                return self._values(child, self.values[view])
+            source = self._source(child)
+            if source is not None:
+                return source
         if _kind(child) in _STREAM_LEAVES:
             parts = [str(p) for p in _seq(node.identifier().nameParts())]
             return self._scan(child, tuple(parts), None)
         built = self.build(child)
         return Built(built.node_id, built.columns, alias if not alias.startswith("__") else None)
 
-    def _View(self, node: Any) -> Built:
-        view = str(node.desc().identifier().table())
+    def _source(self, view_node: Any) -> Built | None:
+        """The scan or values node a gateway's temporary view stands for; None
+        for any other view (its query is compiled)."""
+        view = str(view_node.desc().identifier().table())
         table = self.views.get(view)
         if table is not None:
-            return self._scan(node, table, None)
+            return self._scan(view_node, table, None)
         if view in self.values:
-            return self._values(node, self.values[view])
-        return self.build(node.child())
+            return self._values(view_node, self.values[view])
+        return None
+
+    def _View(self, node: Any) -> Built:
+        source = self._source(node)
+        return source if source is not None else self.build(node.child())
 
     def _Project(self, node: Any) -> Built:
         child_node = node.child()

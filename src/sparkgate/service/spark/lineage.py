@@ -169,16 +169,11 @@ def _holds_time(data_type: Any) -> bool:
     return False
 
 
-def _children(expr: Any) -> list[Any]:
-    children = expr.children()
-    return [children.apply(i) for i in range(children.size())]
-
-
 def _nested(expr: Any, kind: str, child: Any | None, depth: int) -> Shape:
     """The shape of a nested value: what builds it, part by part."""
     if not _holds_time(expr.dataType()):
         return None
-    parts = _children(expr)
+    parts = plan_children(expr)  # an expression's, as a plan node's
     if kind == "CreateArray":
         return ("ARRAY", _widest([_expression(p, child, depth + 1) for p in parts]))
     if kind == "CreateMap":
@@ -200,7 +195,7 @@ _EXTRACTORS = ("GetArrayItem", "ElementAt", "GetMapValue", "GetStructField")
 
 def _part(expr: Any, kind: str, child: Any | None, depth: int) -> Shape:
     """The shape of the part ``expr`` takes out of a nested value."""
-    whole = _expression(_children(expr)[0], child, depth + 1)
+    whole = _expression(plan_children(expr)[0], child, depth + 1)
     if not isinstance(whole, tuple):
         return None
     if whole[0] == "ARRAY" and kind in ("GetArrayItem", "ElementAt"):
