@@ -9,6 +9,7 @@ warehouse and ``<data-dir>/files``; with it off, nothing is confined.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,6 +98,9 @@ def _outside_statements(tree: Tree, table: str) -> list[tuple[str, str]]:
             f"{out}/lib.jar",
         ),
         (f"EXECUTE PLAN '{out}/plan.json'", f"{out}/plan.json"),
+        # Flink's dynamic table options: a hint's path, written or read.
+        (f"INSERT INTO {table}_in /*+ OPTIONS('path' = '{out}/h') */ SELECT 'a'", f"{out}/h"),
+        (f"SELECT * FROM {table}_in /*+ OPTIONS('path' = '{out}') */", str(out)),
         (f"COMPILE PLAN '{out}/plan.json' FOR INSERT INTO {table} SELECT 1", f"{out}/plan.json"),
     ]
 
@@ -110,6 +114,12 @@ def table(confined: SparkGatewayService, tree: Tree) -> str:
             confined,
             handle,
             f"CREATE TABLE {name}_parts (a INT, p INT) USING parquet PARTITIONED BY (p)",
+        )
+        run(
+            confined,
+            handle,
+            f"CREATE TABLE {name}_in (a STRING) WITH ('connector' = 'filesystem', "
+            f"'path' = '{tree.allowed}/in', 'format' = 'csv')",
         )
     return name
 
@@ -190,6 +200,35 @@ def test_statement_set_members_are_checked(
         confined, session, f"INSERT INTO {table} SELECT length(value) FROM text.`{tree.outside}`"
     )
     assert ALLOWED_PATHS_KEY in message  # the session (and its set) closes after the test
+
+
+def test_a_compiled_plan_s_table_options_are_confined(
+    confined: SparkGatewayService, session: SessionHandle, tree: Tree, table: str
+) -> None:
+    """A plan file keeps a statement's OPTIONS hints; one edited to name a path
+    outside the roots is refused before anything runs."""
+    path = tree.allowed / f"{table}_plan.json"
+    run(confined, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        run(
+            confined,
+            session,
+            f"COMPILE PLAN '{path}' FOR INSERT INTO {table}_in "
+            f"/*+ OPTIONS('path' = '{tree.allowed}/hinted') */ "
+            "SELECT k FROM (VALUES ('a')) AS t(k)",
+        )
+        body = json.loads(path.read_text())
+        [sink] = [n for n in body["nodes"] if n["type"] == "stream-exec-sink_1"]
+        sink["table"]["options"]["path"] = f"{tree.outside}/edited"
+        path.write_text(json.dumps(body))
+        jobs_before = len(run(confined, session, "SHOW JOBS"))
+        message = error_text(confined, session, f"EXECUTE PLAN '{path}'")
+        assert ALLOWED_PATHS_KEY in message and f"{tree.outside}/edited" in message, message
+        assert len(run(confined, session, "SHOW JOBS")) == jobs_before
+    finally:
+        run(confined, session, "RESET 'execution.runtime-mode'")
+        path.unlink(missing_ok=True)
+    assert sorted(p.name for p in tree.outside.iterdir()) == ["lib.jar", "secret.txt"]
 
 
 def test_authentication_on_confines_to_the_warehouse_and_files(

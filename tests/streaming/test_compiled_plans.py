@@ -960,3 +960,54 @@ def test_a_plan_s_sql_is_expressions_over_its_input_only(
         assert len(run(stream_service, session, "SHOW JOBS")) == jobs_before
     finally:
         run(stream_service, session, "RESET 'execution.runtime-mode'")
+
+
+def test_a_plan_keeps_the_options_hints_of_its_reads_and_its_sink(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """A table read or written with an OPTIONS hint keeps the hint's options in its
+    scan or sink node, so EXECUTE PLAN reads and writes as the statement would."""
+    src, sink = name("src"), name("hinted")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {src} (k BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '9', "
+        "'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '9')",
+    )
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (k BIGINT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path / 'declared'}', 'format' = 'json')",
+    )
+    out, path = tmp_path / "hinted", tmp_path / "hints.json"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    try:
+        run(
+            stream_service,
+            session,
+            f"COMPILE PLAN '{path}' FOR INSERT INTO {sink} /*+ OPTIONS('path' = '{out}') */ "
+            f"SELECT k FROM {src} /*+ OPTIONS('number-of-rows' = '2') */ WHERE k > 0",
+        )
+        body = json.loads(path.read_text())
+        tables = {n["type"]: n["table"] for n in body["nodes"] if "table" in n}
+        assert tables["stream-exec-table-source-scan_1"]["options"] == {"number-of-rows": "2"}
+        assert tables["stream-exec-sink_1"]["options"] == {"path": str(out)}
+        [(job_id,)] = run(stream_service, session, f"EXECUTE PLAN '{path}'")
+        wait_job(stream_service, session, job_id, timeout=120)
+        # An option that is not a string, or a value closing the hint, starts nothing.
+        jobs_before = len(run(stream_service, session, "SHOW JOBS"))
+        for options, message in [
+            ({"number-of-rows": 2}, "table.options must map option names to strings"),
+            ({"number-of-rows": "2') */ x"}, "cannot hold '*/'"),
+        ]:
+            [scan] = [n for n in body["nodes"] if n["type"] == "stream-exec-table-source-scan_1"]
+            scan["table"]["options"] = options
+            path.write_text(json.dumps(body))
+            assert message in error_text(stream_service, session, f"EXECUTE PLAN '{path}'")
+        assert len(run(stream_service, session, "SHOW JOBS")) == jobs_before
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    assert list((tmp_path / "declared").iterdir()) == []
+    hint = f"/*+ OPTIONS('path' = '{out}') */"
+    assert run(stream_service, session, f"SELECT k FROM {sink} {hint} ORDER BY k") == [(1,), (2,)]

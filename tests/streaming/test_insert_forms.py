@@ -1,14 +1,16 @@
 """INSERTs with column lists and PARTITION clauses into connector tables (batch and
-streaming) and into Spark tables from a stream; partitioned filesystem tables."""
+streaming) and into Spark tables from a stream; partitioned filesystem tables; an
+OPTIONS hint after the target."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkgate.api.errors import ExecutionError
+from sparkgate.api.errors import ExecutionError, GatewayError
 from sparkgate.api.handles import SessionHandle
 from sparkgate.service.gateway import SparkGatewayService
 
@@ -124,3 +126,53 @@ def test_mismatched_inserts_fail_clearly(
             session,
             f"CREATE TABLE {name()} (a INT) PARTITIONED BY (a) WITH ('connector' = 'blackhole')",
         )
+
+
+@pytest.mark.parametrize("mode", ["batch", "streaming"])
+def test_an_options_hint_after_the_target_is_its_options_for_that_insert(
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path, mode: str
+) -> None:
+    """Flink's dynamic table options on a sink: ``INSERT INTO t /*+ OPTIONS(...) */``
+    writes with the table's options and the hint's, for this INSERT only; the
+    hinted options are checked as CREATE TABLE checks them."""
+    src, sink = name("src"), name("hinted")
+    run(stream_service, session, SOURCE.format(t=src, n=3))
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (id BIGINT, note STRING) WITH ('connector' = 'filesystem', "
+        f"'path' = '{tmp_path / 'declared'}', 'format' = 'json')",
+    )
+    other = tmp_path / "hinted"
+    hint = f"/*+ OPTIONS('path' = '{other}', 'format' = 'csv') */"
+    run(stream_service, session, f"SET 'execution.runtime-mode' = '{mode}'")
+    try:
+        for bad, message in [
+            (f"INSERT INTO {sink} /*+ OPTIONS('format' = 'x') */", "Unsupported format 'x'"),
+            (f"INSERT INTO {sink} /*+ OPTIONS('path') */", "takes 'key' = 'value' pairs"),
+            (f"INSERT INTO {sink} (id, note) {hint}", "follows its target table's name"),
+        ]:
+            with pytest.raises(GatewayError, match=re.escape(message)):
+                run(stream_service, session, f"{bad} SELECT id, 'x' FROM {src}")
+        rows = run(stream_service, session, f"INSERT INTO {sink} {hint} SELECT id, 'x' FROM {src}")
+        if mode == "streaming":
+            wait_job(stream_service, session, rows[0][0])
+    finally:
+        run(stream_service, session, "RESET 'execution.runtime-mode'")
+    assert list((tmp_path / "declared").iterdir()) == []  # made empty by CREATE TABLE
+    assert any(other.glob("*.csv"))
+    assert run(stream_service, session, f"SELECT id, note FROM {sink} {hint} ORDER BY id") == [
+        (1, "x"),
+        (2, "x"),
+        (3, "x"),
+    ]
+    assert run(stream_service, session, f"SELECT count(*) FROM {sink}") == [(0,)]
+
+
+def test_an_options_hint_on_a_spark_table_target_changes_nothing(
+    spark: SparkSession, stream_service: SparkGatewayService, session: SessionHandle
+) -> None:
+    target = name("native")
+    run(stream_service, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
+    run(stream_service, session, f"INSERT INTO {target} /*+ OPTIONS('a' = 'b') */ VALUES (7)")
+    assert [tuple(r) for r in spark.table(target).collect()] == [(7,)]

@@ -210,9 +210,11 @@ class _Compiler:
         hints: Mapping[str, timedelta],
         builder: PlanBuilder,
         values: Mapping[str, Sequence[Sequence[str]]],
+        options: Mapping[str, Mapping[str, str]],
     ) -> None:
         self.views = views
         self.values = values
+        self.options = options
         self.ttl = ttl
         self.hints = {k.lower(): v for k, v in hints.items()}
         self.builder = builder
@@ -303,7 +305,13 @@ class _Compiler:
         built: Built = method(node)
         return built
 
-    def _scan(self, node: Any, table: tuple[str, ...], alias: str | None) -> Built:
+    def _scan(
+        self,
+        node: Any,
+        table: tuple[str, ...],
+        alias: str | None,
+        options: Mapping[str, str] | None = None,
+    ) -> Built:
         columns = []
         names = _unique(str(a.name()) for a in _seq(node.output()))
         for name, attr in zip(names, _seq(node.output()), strict=True):
@@ -312,9 +320,11 @@ class _Compiler:
         self._proctime_columns(node, columns)
         identifier = ".".join(_quote(p) for p in table)
         description = f"TableSourceScan(table=[[{', '.join(table)}]], fields=[{', '.join(names)}])"
-        node_id = self.builder.add(
-            d.SCAN, description, columns, table={"identifier": list(table)}, quoted=identifier
-        )
+        # A read with an OPTIONS hint keeps its options: the plan reads as the statement did.
+        fields: dict[str, Any] = {"identifier": list(table)}
+        if options:
+            fields["options"] = dict(options)
+        node_id = self.builder.add(d.SCAN, description, columns, table=fields, quoted=identifier)
         return Built(node_id, columns, alias or table[-1])
 
     def _values(self, node: Any, tuples: Sequence[Sequence[str]]) -> Built:
@@ -365,7 +375,7 @@ class _Compiler:
         view = str(view_node.desc().identifier().table())
         table = self.views.get(view)
         if table is not None:
-            return self._scan(view_node, table, None)
+            return self._scan(view_node, table, None, self.options.get(view))
         if view in self.values:
             return self._values(view_node, self.values[view])
         return None
@@ -802,11 +812,13 @@ def compile_query(
     ttl: timedelta,
     hints: Mapping[str, timedelta] | None = None,
     values: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    table_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[int, list[Column]]:
     """Compile one query's analyzed plan into ``builder``: the id and columns of
     the query's last node. ``views`` names the table each temporary view of the
     gateway's table resolution stands for; ``values`` the rows (each cell's
-    literal) of each view that stands for a VALUES list."""
-    compiler = _Compiler(views, ttl, hints or {}, builder, values or {})
+    literal) of each view that stands for a VALUES list; ``table_options`` the
+    OPTIONS hint of each view's table read with one."""
+    compiler = _Compiler(views, ttl, hints or {}, builder, values or {}, table_options or {})
     built = compiler.build(analyzed)
     return built.node_id, built.columns

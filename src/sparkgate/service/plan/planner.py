@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from sparkgate import version
-from sparkgate.api.errors import ExecutionError, PlanError
+from sparkgate.api.errors import ExecutionError, PlanError, SqlParseError
 from sparkgate.api.session import RESOURCE_SCHEME
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.spark import qualified_name
@@ -27,9 +28,10 @@ from sparkgate.service.plan.compiler import PlanBuilder, compile_query, values_r
 from sparkgate.service.plan.document import Node, Plan
 from sparkgate.service.plan.executor import Frames, build_frames, updating_nodes
 from sparkgate.service.plan.hints import state_ttl_hints
+from sparkgate.service.spark.confinement import PathUse
 from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.plans import expression_refusal
-from sparkgate.service.streaming import resolve
+from sparkgate.service.streaming import connectors, resolve
 from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.resolve import Resolution
 from sparkgate.service.streaming.strategy import (
@@ -38,6 +40,7 @@ from sparkgate.service.streaming.strategy import (
     plan_insert,
     query_frame,
 )
+from sparkgate.sql.dynamic_options import hint_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -171,12 +174,15 @@ def _sink(
     target = list(table)
     connector = plan.sink.connector if plan.sink is not None else None
     description = f"Sink(table=[{'.'.join(target)}], fields=[{', '.join(n for n, _ in columns)}])"
+    fields: dict[str, object] = {"identifier": target}
+    if plan.sink is not None and plan.sink_options:
+        fields["options"] = dict(plan.sink_options)
     builder.add(
         d.SINK,
         description,
         [Column(n, t, -1) for n, t in columns],
         [input_id],
-        table={"identifier": target},
+        table=fields,
         connector=connector,
     )
 
@@ -201,6 +207,7 @@ def compile_inserts(
             ttl=runtime.state_ttl,
             hints=hints,
             values=_tuples(session, insert.resolution),
+            table_options=insert.resolution.options,
         )
         target = _qualified(session, {"": insert.target})[""]
         _sink(builder, last, target, insert, [(c.name, c.type) for c in columns])
@@ -272,6 +279,7 @@ def compile_select(
             ttl=runtime.state_ttl,
             hints=hints,
             values=_tuples(session, resolution),
+            table_options=resolution.options,
         )
     except PlanError as exc:
         if hints:
@@ -331,6 +339,24 @@ def _check_fragments(session: Session, plan: Plan) -> None:
                 )
 
 
+def _table_options(session: Session, node: Node) -> dict[str, str]:
+    """A scan's or a sink's options from a statement's OPTIONS hint. A plan file is
+    the user's to edit: they must be strings, and a path among them must lie under
+    the gateway's allowed roots, as the statement's would."""
+    table = node.fields.get("table")
+    options = table.get("options", {}) if isinstance(table, dict) else {}
+    if not isinstance(options, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in options.items()
+    ):
+        raise PlanError(f"node {node.id}: table.options must map option names to strings")
+    roots = session.path_roots
+    if roots is not None and "path" in options:
+        refusal = roots.refusal(session.spark, [PathUse(options["path"], "a table's files")])
+        if refusal is not None:
+            raise PlanError(f"node {node.id}: {refusal}")
+    return options
+
+
 def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
     """The frames of ``plan``'s nodes on this session (nothing starts yet)."""
     streaming = runtime.as_streaming()
@@ -342,9 +368,11 @@ def run_frames(session: Session, plan: Plan, runtime: RuntimeOptions) -> Frames:
         known = resolve.lookup(session.spark, table, temporary) is not None
         if not known and not session.spark.catalog.tableExists(quote_name(table)):
             raise PlanError(f"node {node.id}: the table {'.'.join(table)} does not exist")
+        options = _table_options(session, node)
         try:
-            return query_frame(session, f"SELECT * FROM {quote_name(table)}", streaming)
-        except ExecutionError as exc:
+            hint = hint_text(options) if options else ""
+            return query_frame(session, f"SELECT * FROM {quote_name(table)}{hint}", streaming)
+        except (ExecutionError, SqlParseError) as exc:
             raise PlanError(f"node {node.id}: cannot read {'.'.join(table)}: {exc}") from None
 
     def values(node: Node, relation: str) -> tuple[DataFrame, Resolution]:
@@ -376,6 +404,13 @@ def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[
         definition = resolve.lookup(spark, target, temporary)
         if definition is None and not spark.catalog.tableExists(quote_name(target)):
             raise PlanError(f"node {sink.id}: the sink table {'.'.join(target)} does not exist")
+        options = _table_options(session, sink)
+        if definition is not None and options:
+            definition = replace(definition, options={**definition.options, **options})
+            try:
+                connectors.sink_kind(definition)
+            except ExecutionError as exc:
+                raise PlanError(f"node {sink.id}: {exc}") from None
         if source not in updating:
             frame = frame.drop(KIND_COLUMN)
         prepared.append(

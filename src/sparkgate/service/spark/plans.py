@@ -115,13 +115,15 @@ class InsertPlan:
     """``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (...)] [(cols)] <query>``.
 
     ``partition`` maps a column to its static value (Spark's string form of the
-    literal) or None for a dynamic partition column. ``query_start`` is where the
-    query begins in the text. ``by_name``, ``replace_where`` and
+    literal) or None for a dynamic partition column. ``target_end`` is where the
+    target's name ends in the text, ``query_start`` where the query begins.
+    ``by_name``, ``replace_where`` and
     ``if_not_exists`` mark the forms Spark writes with semantics of its own.
     """
 
     target: tuple[str, ...]
     overwrite: bool
+    target_end: int
     query_start: int
     partition: Mapping[str, str | None] = field(default_factory=dict)
     columns: tuple[str, ...] | None = None
@@ -329,8 +331,8 @@ def _settings(spark: SparkSession) -> tuple[str, ...]:
 
 def _insert(node: Any, text: str) -> InsertPlan | None:
     table = node.table()
-    span = _span(node)
-    if str(table.nodeName()) != "UnresolvedRelation" or span is None:
+    span, target = _span(node), _span(table)
+    if str(table.nodeName()) != "UnresolvedRelation" or span is None or target is None:
         return None
     partition: dict[str, str | None] = {}
     entries = node.partitionSpec().iterator()
@@ -342,6 +344,7 @@ def _insert(node: Any, text: str) -> InsertPlan | None:
     return InsertPlan(
         target=scala_strings(table.multipartIdentifier()),
         overwrite=bool(node.overwrite()),
+        target_end=target[1],
         query_start=_query_start(text, span[1]),
         partition=partition,
         columns=columns or None,

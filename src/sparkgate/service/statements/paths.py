@@ -1,10 +1,11 @@
 """The paths a statement of any kind names, for confinement (``spark.confinement``).
 
-Spark SQL's come from Spark's plans (``plans.statement_paths``); the gateway's
-own statements carry theirs in their fields: a connector table's or a CREATE
-TABLE AS's ``path`` option, a materialized table's query and options, the jar
-of ``ADD JAR``, the file of ``COMPILE`` / ``EXECUTE`` / ``EXPLAIN PLAN``, and
-the INSERTs a compiled plan holds.
+Spark SQL's come from Spark's plans (``plans.statement_paths``) and the
+``path`` of its Flink OPTIONS hints; the gateway's own statements carry theirs
+in their fields: a connector table's or a CREATE TABLE AS's ``path`` option, a
+materialized table's query and options, the jar of ``ADD JAR``, the file of
+``COMPILE`` / ``EXECUTE`` / ``EXPLAIN PLAN``, and the INSERTs a compiled plan
+holds.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from sparkgate.service.statements.kinds import (
     Statement,
     TableAsSelect,
 )
+from sparkgate.sql.dynamic_options import without_hints
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,7 +61,14 @@ def paths_of(spark: SparkSession, statement: Statement) -> tuple[PathUse, ...]:
             statement.options, "a table's files"
         )
     if isinstance(statement, SparkQuery | SparkCommand | Dml):
-        return statement_paths(spark, statement.text)
+        # Spark's parser sees the text without Flink's OPTIONS hints; a hint's path
+        # is the files a connector table reads or writes in its stead.
+        text, hints = without_hints(statement.text)
+        return statement_paths(spark, text) + tuple(
+            use
+            for hint in hints.values()
+            for use in _option_path(hint.options, "a table's files (an OPTIONS hint)")
+        )
     if isinstance(statement, ConnectorTableCreate):
         return _option_path(statement.definition.options, "a connector table's files")
     if isinstance(statement, CreateMaterializedTable | AlterMaterializedTable):

@@ -6,6 +6,9 @@ the static partition values (Spark's string form, as a SQL string literal) and
 the column list. As in Flink and Spark, the query's columns go by
 position to the listed columns (without a list, to every column that has no
 static value); static partition columns get their value, other columns NULL.
+An OPTIONS hint after the target's name (Flink's dynamic table options,
+``INSERT INTO t /*+ OPTIONS('k' = 'v') */ ...``) is the target's options for
+this INSERT.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sparkgate.api.catalog import quote_identifier
-from sparkgate.api.errors import ExecutionError
+from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.service.spark.plans import parse_statement
 from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.sql.dynamic_options import hint_after, without_hints
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,17 +37,37 @@ class InsertStatement:
     # Static partition values as SQL expressions; None marks a dynamic partition column.
     partition: Mapping[str, str | None] = field(default_factory=dict)
     columns: tuple[str, ...] | None = None
+    # The target's OPTIONS hint: its options for this INSERT.
+    options: Mapping[str, str] = field(default_factory=dict)
+    # The statement without OPTIONS hints, as Spark runs an INSERT of its own
+    # tables (their options are not the gateway's to change: a hint changes nothing).
+    spark_text: str = ""
 
 
 def parse_insert(text: str, spark: SparkSession) -> InsertStatement | None:
     """The parts of an INSERT, by Spark's parser; None for Spark's other forms (BY NAME,
     REPLACE WHERE, IF NOT EXISTS, INSERT OVERWRITE DIRECTORY), which Spark runs as written."""
-    plan = parse_statement(spark, text)
+    blanked, hints = without_hints(text)
+    plan = parse_statement(spark, blanked)
     insert = plan.insert if plan is not None else None
     if insert is None or insert.by_name or insert.replace_where or insert.if_not_exists:
         return None
+    hint = hint_after(text, insert.target_end, hints)
+    if any(s < insert.query_start and hints[s] is not hint for s in hints):
+        raise SqlParseError(
+            "An INSERT's OPTIONS hint follows its target table's name: "
+            "INSERT INTO t /*+ OPTIONS('key' = 'value') */ ..."
+        )
     query = text[insert.query_start :].rstrip().rstrip(";").rstrip()
-    return InsertStatement(insert.target, insert.overwrite, query, insert.partition, insert.columns)
+    return InsertStatement(
+        insert.target,
+        insert.overwrite,
+        query,
+        insert.partition,
+        insert.columns,
+        hint.options,
+        blanked,
+    )
 
 
 def align(

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparkgate.api.errors import SqlParseError
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.spark.plans import (
     parse_statement,
@@ -43,7 +41,7 @@ from sparkgate.service.streaming.connectors import (
 )
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.sql.distinct_counts import distinct_counts
-from sparkgate.sql.lexer import TokenKind, group_items, tokenize, unquote
+from sparkgate.sql.dynamic_options import hint_after, without_hints
 from sparkgate.sql.quoting import quote_identifier
 
 if TYPE_CHECKING:
@@ -60,7 +58,6 @@ __all__ = [
     "forget_temporary",
     "invalidate",
     "lookup",
-    "options_hint",
     "provider",
     "register_temporary",
     "resolved",
@@ -325,6 +322,8 @@ class Resolution:
     # The temporary view that stands for each VALUES list read as a stream, and
     # the list (Spark SQL: ``VALUES (...), ... AS t(k, v)``).
     values: dict[str, str] = field(default_factory=dict)
+    # The OPTIONS hint's options of a table read with one, by view name.
+    options: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def bounded(self) -> bool:
@@ -408,7 +407,7 @@ def resolved(
     # Spark's parser refuses Flink's OPTIONS hints after a table's name: it sees
     # the text without them, at the same offsets.
     written = text
-    text, hints = _without_hints(text)
+    text, hints = without_hints(text)
     resolution = Resolution(text)
     try:
         plan = parse_statement(spark, text)
@@ -443,11 +442,11 @@ def resolved(
             ref = Reference(span.read.name, span.read.stream)
             entry = _entry(spark, ref.name, temporary)
             definition = entry.definition
-            hinted, hint_end = _hint_after(written, span.end, hints)
+            hint = hint_after(written, span.end, hints)
             if definition is not None:
-                if hinted:
+                if hint.options:
                     definition = dataclasses.replace(
-                        definition, options={**definition.options, **hinted}
+                        definition, options={**definition.options, **hint.options}
                     )
                 check_readable(definition)
             if definition is not None and (streaming or ref.stream):
@@ -474,6 +473,7 @@ def resolved(
                 resolution.sources.extend(inner.sources)
                 resolution.definitions.extend(inner.definitions)
                 resolution.tables.update(inner.tables)
+                resolution.options.update(inner.options)
                 source = Source(frame, bounded=inner.bounded)
             else:
                 continue
@@ -481,6 +481,8 @@ def resolved(
             source.frame.createOrReplaceTempView(view)
             views.append(view)
             resolution.tables[view] = ref.name
+            if hint.options and definition is not None:
+                resolution.options[view] = dict(hint.options)
             if source.frame.isStreaming and entry.view is None:
                 resolution.sources.append(source)
             if definition is not None:
@@ -490,7 +492,7 @@ def resolved(
             # columns qualified by it (``t.k``) still resolve.
             alias = "" if span.read.alias is not None else f" AS {quote_identifier(ref.name[-1])}"
             pieces.append(view + alias)
-            last = hint_end
+            last = hint.end
         if views:
             pieces.append(text[last:])
             resolution.text = "".join(pieces)
@@ -501,51 +503,6 @@ def resolved(
         for view in views:
             with contextlib.suppress(Exception):
                 spark.catalog.dropTempView(view)
-
-
-_HINT = re.compile(r"/\*\+\s*OPTIONS\s*\(", re.IGNORECASE)
-
-
-def _without_hints(text: str) -> tuple[str, dict[int, tuple[dict[str, str], int]]]:
-    """``text`` with each OPTIONS hint (Flink's dynamic table options, ``t /*+
-    OPTIONS('k' = 'v', ...) */``) blanked out, and the hints by where they start:
-    their options and where they end."""
-    if "/*+" not in text:
-        return text, {}
-    hints: dict[int, tuple[dict[str, str], int]] = {}
-    for token in tokenize(text):
-        if token.kind is TokenKind.BLOCK_COMMENT and _HINT.match(token.text):
-            hints[token.start] = (options_hint(token.text), token.end)
-    for start, (_, end) in hints.items():
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text, hints
-
-
-def _hint_after(
-    text: str, at: int, hints: Mapping[int, tuple[dict[str, str], int]]
-) -> tuple[dict[str, str], int]:
-    """The options of the hint after a table's name ending at ``at``, and where
-    it ends; none and ``at`` without one."""
-    start = len(text[at:]) - len(text[at:].lstrip()) + at if hints else at
-    return hints.get(start, ({}, at))
-
-
-def options_hint(comment: str) -> dict[str, str]:
-    """The options of a hint comment ``/*+ OPTIONS('k' = 'v', ...) */``."""
-    body = comment[3:-2]
-    tokens = tokenize(body)
-    if len(tokens) < 2 or tokens[0].upper != "OPTIONS":
-        raise SqlParseError("An OPTIONS hint is /*+ OPTIONS('key' = 'value', ...) */")
-    items, after = group_items(tokens, 1)
-    options: dict[str, str] = {}
-    for item in items:
-        kinds = [t.kind for t in item]
-        if kinds != [TokenKind.STRING, TokenKind.EQUALS, TokenKind.STRING] or after != len(tokens):
-            raise SqlParseError(
-                "An OPTIONS hint takes 'key' = 'value' pairs: /*+ " + body.strip()[:200] + " */"
-            )
-        options[unquote(item[0])] = unquote(item[2])
-    return options
 
 
 _ROW = "__sparkgate_row"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -437,6 +437,9 @@ class InsertPlan:
     overwrite: bool = False
     sink: TableDefinition | None = None
     resolution: Resolution | None = None
+    # The target's OPTIONS hint (in ``sink``'s options already): what a compiled
+    # plan keeps of it.
+    sink_options: Mapping[str, str] = field(default_factory=dict)
     # The frame's columns go to the target's by name, in the order the target has
     # when the job starts (a table a CTAS creates as the job starts).
     by_name: bool = False
@@ -497,12 +500,14 @@ def plan_insert(
     temporary = session.context.temporary_tables
     sink = resolve.lookup(spark, insert.target, temporary)
     if sink is not None:
+        if insert.options:  # Flink's dynamic table options, for this INSERT
+            sink = replace(sink, options={**sink.options, **insert.options})
         connectors.sink_kind(sink)
     elif not streaming and not any(
         resolve.lookup(spark, ref.name, temporary) is not None
-        for ref in resolve.table_references(insert.query, spark)
+        for ref in resolve.table_references(insert.spark_text, spark)
     ):
-        return InsertPlan(text, None)  # plain Spark SQL: run the statement as written
+        return InsertPlan(insert.spark_text, None)  # plain Spark SQL: run it as written
     table = ".".join(insert.target)
     frame, resolution = query_frame(session, insert.query, runtime, reading=reading)
     try:
@@ -522,7 +527,9 @@ def plan_insert(
         raise
     except Exception as exc:
         raise to_execution_error(exc) from exc
-    return InsertPlan(text, frame, insert.target, insert.overwrite, sink, resolution)
+    return InsertPlan(
+        text, frame, insert.target, insert.overwrite, sink, resolution, insert.options
+    )
 
 
 class Replanner(Protocol):
