@@ -30,3 +30,20 @@ SELECT count(*) AS n FROM range(4) /*+ OPTIONS('a' = 'b') */ AS r;
 SELECT /*+ REPARTITION(2) */ count(*) AS n FROM q_five;
 | n |
 | 5 |
+
+# After an INSERT's target: the target's options for this INSERT.
+CREATE TEMPORARY TABLE q_out (id INT) WITH ('connector' = 'blackhole');
+!ok
+
+INSERT INTO q_out /*+ OPTIONS('bogus' = '1') */ SELECT id FROM q_five;
+!error Unsupported option 'bogus' for connector 'blackhole'
+
+INSERT INTO q_out /*+ OPTIONS('connector' = 'datagen') */ SELECT id FROM q_five;
+!error Connector 'datagen' can only be used as a source, not as a sink
+
+INSERT INTO q_out /*+ OPTIONS('connector' = 'print', 'print-identifier' = 'hinted') */ SELECT id FROM q_five;
+| job id |
+~ \| [0-9a-f]{32} \|
+
+INSERT INTO q_out (id) /*+ OPTIONS('a' = 'b') */ SELECT id FROM q_five;
+!error An INSERT's OPTIONS hint follows its target table's name
