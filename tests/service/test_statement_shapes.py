@@ -336,6 +336,16 @@ def test_flink_precisions_of_nested_values_and_their_parts(
     ]
     types, _ = shown(hive, "SELECT array(TIMESTAMP '2024-01-01 12:00:00.123') AS a")
     assert types[0] == "ARRAY<TIMESTAMP_LTZ(6)>", types
+    # A VALUES list Spark evaluates: each part by the digits its values need.
+    values = (
+        "SELECT * FROM (VALUES (ARRAY[TIMESTAMP '2024-01-01 12:00:00.12'], "
+        "MAP['k', TIMESTAMP '2024-01-01 12:00:00.5'], named_struct('t', TIME '12:00:00.1')), "
+        "(ARRAY[TIMESTAMP '2024-01-01 12:00:00.1', NULL], NULL, NULL)) AS t(a, m, r)"
+    )
+    types, _ = shown(rest, values)
+    assert types == ["ARRAY<TIMESTAMP_LTZ(2)>", "MAP<STRING, TIMESTAMP_LTZ(1)>", "ROW<`t` TIME(1)>"]
+    types, _ = shown(rest, f"SELECT a[0] AS e FROM ({values})")
+    assert types == ["TIMESTAMP_LTZ(2)"]
 
 
 def test_flink_session_describe_function(

@@ -35,8 +35,8 @@ Shape: TypeAlias = "int | tuple[Any, ...] | None"
 
 _SPARK_PRECISION = 6
 _DEPTH = 64
-# A VALUES list's rows read for their digits at most (two py4j calls a row).
-_DATA_ROWS = 200
+# A VALUES list's values read for their digits at most (about two py4j calls each).
+_DATA_VALUES = 400
 # The quoted text of a datetime literal, its fractional digits in group 1.
 _LITERAL = re.compile(r"'[^']*?(?:\.(\d*))?\s*'\s*$")
 # A cast as a statement writes it: CAST(...), TRY_CAST(...), x::type.
@@ -115,29 +115,102 @@ def _attribute(plan: Any, expr_id: int, depth: int) -> Shape:
     return None
 
 
+#: A column type as the data reader walks it: ``("TIME", units a second)``,
+#: ``("ARRAY", element)``, ``("MAP", key, value)``, ``("ROW", (field, ...))``, or
+#: None for a part without a time in it. Read from the JVM type once, so the
+#: walk over the values makes only calls for values.
+_Layout: TypeAlias = "tuple[Any, ...] | None"
+
+
+def _layout(data_type: Any) -> _Layout:
+    name = _type_name(data_type)
+    if name in _TIME_TYPES:
+        # Spark keeps a timestamp as microseconds, a time of day as nanoseconds.
+        return ("TIME", 1_000_000_000 if name == "TimeType" else 1_000_000)
+    if not _holds_time(data_type):
+        return None
+    if name == "ArrayType":
+        return ("ARRAY", _layout(data_type.elementType()))
+    if name == "MapType":
+        return ("MAP", _layout(data_type.keyType()), _layout(data_type.valueType()))
+    fields = data_type.fields()
+    return ("ROW", tuple(_layout(field.dataType()) for field in fields))
+
+
+def _no_digits(layout: _Layout) -> Shape:
+    """The shape of a column of this layout before any value is read."""
+    if layout is None:
+        return None
+    if layout[0] == "TIME":
+        return 0
+    if layout[0] == "ROW":
+        return ("ROW", tuple(_no_digits(f) for f in layout[1]))
+    return (layout[0], *(_no_digits(part) for part in layout[1:]))
+
+
+class _Exhausted(Exception):
+    """More values than the reader reads for their digits."""
+
+
+def _read_digits(values: Any, i: int, layout: _Layout, shape: Shape, budget: list[int]) -> Shape:
+    """``shape`` widened by the digits of value ``i`` of ``values`` (a JVM
+    ``InternalRow`` or ``ArrayData``: both get values by position)."""
+    if layout is None:
+        return shape
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Exhausted
+    if values.isNullAt(i):
+        return shape
+    kind = layout[0]
+    if kind == "TIME":
+        per_second = layout[1]
+        fraction = int(values.getLong(i)) % per_second
+        written = f"{fraction:0{len(str(per_second)) - 1}d}".rstrip("0") if fraction else ""
+        assert isinstance(shape, int)
+        return max(shape, min(len(written), _SPARK_PRECISION))
+    assert isinstance(shape, tuple)
+    if kind == "ARRAY":
+        array, element = values.getArray(i), shape[1]
+        for j in range(int(array.numElements())):
+            element = _read_digits(array, j, layout[1], element, budget)
+        return ("ARRAY", element)
+    if kind == "MAP":
+        found = values.getMap(i)
+        keys, items = found.keyArray(), found.valueArray()
+        key, value = shape[1], shape[2]
+        for j in range(int(found.numElements())):
+            key = _read_digits(keys, j, layout[1], key, budget)
+            value = _read_digits(items, j, layout[2], value, budget)
+        return ("MAP", key, value)
+    fields = layout[1]
+    row = values.getStruct(i, len(fields))
+    return (
+        "ROW",
+        tuple(
+            _read_digits(row, j, field, part, budget)
+            for j, (field, part) in enumerate(zip(fields, shape[1], strict=True))
+        ),
+    )
+
+
 def _data_digits(relation: Any, at: int) -> Shape:
     """The fractional digits the values of column ``at`` of a ``LocalRelation``
-    need: its literals' digits as far as the values tell (a written trailing zero
-    is not seen)."""
-    field = relation.output().apply(at)
-    type_name = str(field.dataType().getClass().getSimpleName()).rstrip("$")
-    if type_name not in _TIME_TYPES:
+    need, in each part of a nested column: its literals' digits as far as the
+    values tell (a written trailing zero is not seen); unknown past
+    :data:`_DATA_VALUES` values."""
+    layout = _layout(relation.output().apply(at).dataType())
+    if layout is None:
         return None
     data = relation.data()
-    if data.size() > _DATA_ROWS:
+    shape = _no_digits(layout)
+    budget = [_DATA_VALUES]
+    try:
+        for r in range(data.size()):
+            shape = _read_digits(data.apply(r), at, layout, shape, budget)
+    except _Exhausted:
         return None
-    # Spark keeps a timestamp as microseconds, a time of day as nanoseconds.
-    per_second = 1_000_000_000 if type_name == "TimeType" else 1_000_000
-    digits = 0
-    for r in range(data.size()):
-        row = data.apply(r)
-        if row.isNullAt(at):
-            continue
-        fraction = int(row.getLong(at)) % per_second
-        if fraction:
-            written = f"{fraction:0{len(str(per_second)) - 1}d}".rstrip("0")
-            digits = max(digits, len(written))
-    return min(digits, _SPARK_PRECISION)
+    return shape
 
 
 def _widest(shapes: list[Shape]) -> Shape:
