@@ -23,7 +23,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.spark.plans import (
@@ -55,6 +55,7 @@ __all__ = [
     "Reference",
     "Resolution",
     "TemporaryTable",
+    "ValuesReading",
     "forget_temporary",
     "invalidate",
     "lookup",
@@ -287,6 +288,10 @@ def provider(
     return _entry(spark, name, temporary).provider
 
 
+#: How a VALUES list is read in streaming mode (:class:`Reading`).
+ValuesReading: TypeAlias = Literal["batch", "stateful", "stream"]
+
+
 @dataclass(frozen=True)
 class Reading:
     """How a statement in streaming mode reads what is not a table.
@@ -301,7 +306,7 @@ class Reading:
     themselves.
     """
 
-    values: str = "batch"
+    values: ValuesReading = "batch"
     distinct_as_sets: bool = True
 
 
