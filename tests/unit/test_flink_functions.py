@@ -48,6 +48,16 @@ from sparkgate.sql.flink_functions import flink_functions
             "SELECT TO_BASE64(b), FROM_BASE64(ARRAY['a'][0])",
             "SELECT base64(b), CAST(unbase64(array('a')[0]) AS STRING)",
         ),
+        (
+            "SELECT RAND_INTEGER(10), rand_integer(1, n), WEEK(d), EXTRACT(WEEK FROM d)",
+            "SELECT (CAST(floor(rand() * (10)) AS INT)), (CAST(floor(rand(1) * (n)) AS INT)), "
+            "(weekofyear(d)), EXTRACT(WEEK FROM d)",
+        ),
+        (
+            "SELECT ELEMENT(ARRAY[x]), t.element(1), WEEK()",
+            "SELECT (CASE WHEN size(array(x)) > 1 THEN raise_error('ELEMENT: the array has more "
+            "than one element') ELSE try_element_at(array(x), 1) END), t.element(1), WEEK()",
+        ),
     ],
 )
 def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:

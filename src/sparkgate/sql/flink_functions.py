@@ -20,6 +20,12 @@ Flink                              Spark
 ``CEIL(t TO unit)``                the same, one unit later unless ``t`` is on it
 ``SHA224|256|384|512(s)``          ``sha2(s, 224|256|384|512)``
 ``TO_BASE64(b)``, ``FROM_BASE64``  ``base64(b)``, ``CAST(unbase64(s) AS STRING)``
+``RAND_INTEGER([seed,] n)``        ``CAST(floor(rand([seed]) * n) AS INT)``
+``WEEK(d)``                        ``weekofyear(d)``
+``CONVERT_TZ(s, from, to)``        ``s`` (``yyyy-MM-dd HH:mm:ss``) moved from one
+                                   zone to the other, as the same text form
+``ELEMENT(a)``                     the one element of ``a``: NULL when empty, an
+                                   error when it has more
 the type ``ROW<a INT>``            ``STRUCT<a INT>``
 =================================  ==============================================
 
@@ -42,7 +48,8 @@ __all__ = ["flink_functions"]
 _LOOK = re.compile(
     r"\b(?:ARRAY|MAP)\s*\[|\bROW\s*\(|\bLOCALTIME|\bJSON_(?:VALUE|QUERY)\b|\bSPLIT_INDEX\b"
     r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<"
-    r"|\b(?:FLOOR|CEIL|CEILING)\s*\(|\bSHA(?:224|256|384|512)\b|\b(?:TO|FROM)_BASE64\b",
+    r"|\b(?:FLOOR|CEIL|CEILING)\s*\(|\bSHA(?:224|256|384|512)\b|\b(?:TO|FROM)_BASE64\b"
+    r"|\b(?:RAND_INTEGER|WEEK|CONVERT_TZ|ELEMENT)\s*\(",
     re.IGNORECASE,
 )
 # Where a ROW(...) is a value, not a type (after AS, or inside a type's < >).
@@ -67,6 +74,21 @@ _TIME_UNITS = {
     "MILLISECOND": "INTERVAL '0.001' SECOND",
 }
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
+# Flink's functions Spark has none of, by name and count of arguments: Spark SQL
+# over the arguments' text.
+_CALLS: dict[tuple[str, int], str] = {
+    ("RAND_INTEGER", 1): "CAST(floor(rand() * ({0})) AS INT)",
+    ("RAND_INTEGER", 2): "CAST(floor(rand({0}) * ({1})) AS INT)",
+    ("WEEK", 1): "weekofyear({0})",
+    ("CONVERT_TZ", 3): (
+        "date_format(convert_timezone({1}, {2}, to_timestamp_ntz({0})), 'yyyy-MM-dd HH:mm:ss')"
+    ),
+    ("ELEMENT", 1): (
+        "CASE WHEN size({0}) > 1 THEN raise_error('ELEMENT: the array has more than one "
+        "element') ELSE try_element_at({0}, 1) END"
+    ),
+}
+_CALL_NAMES = frozenset(name for name, _ in _CALLS)
 
 
 def _is(tokens: list[Token], i: int, kind: TokenKind, text: str | None = None) -> bool:
@@ -208,6 +230,14 @@ def flink_functions(text: str) -> str:
                 edits.append(
                     (tok.start, tokens[end - 1].end, f"CAST(unbase64({inner_text}) AS STRING)")
                 )
+                i = end
+                continue
+        elif word in _CALL_NAMES and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            items, end = group_items(tokens, i + 1)
+            template = _CALLS.get((word, len(items)))
+            if template is not None:
+                args = [flink_functions(text[t[0].start : t[-1].end]) for t in items]
+                edits.append((tok.start, tokens[end - 1].end, f"({template.format(*args)})"))
                 i = end
                 continue
         elif (

@@ -315,9 +315,12 @@ def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]],
     items: list[list[Token]] = [[]]
     depth = 0
     angles = 0  # the <...> of a type's parameters: MAP<STRING, BIGINT>
+    brackets = 0  # the [...] of Flink's ARRAY[a, b] and MAP[k, v]
     for index in range(start + 1, len(tokens)):
         token = tokens[index]
-        if token.kind is TokenKind.LPAREN:
+        if token.kind is TokenKind.OPERATOR and token.text in ("[", "]"):
+            brackets += 1 if token.text == "[" else -1 if brackets else 0
+        elif token.kind is TokenKind.LPAREN:
             depth += 1
         elif token.kind is TokenKind.RPAREN:
             if depth == 0:
@@ -328,7 +331,7 @@ def group_items(tokens: Sequence[Token], start: int) -> tuple[list[list[Token]],
                 angles += 1
         elif token.kind is TokenKind.OPERATOR and token.text == ">" and angles:
             angles -= 1
-        elif token.kind is TokenKind.COMMA and depth == 0 and not angles:
+        elif token.kind is TokenKind.COMMA and depth == 0 and not angles and not brackets:
             items.append([])
             continue
         items[-1].append(token)

@@ -32,3 +32,19 @@ SELECT SHA256('a') AS h, TO_BASE64(CAST('a' AS BYTES)) AS b, FROM_BASE64('YQ==')
 EXECUTE SELECT 1 AS one;
 | one |
 | 1 |
+
+# Flink's functions Spark has none of.
+SELECT RAND_INTEGER(10) BETWEEN 0 AND 9 AS r, RAND_INTEGER(7, 3) BETWEEN 0 AND 2 AS s, WEEK(DATE '2024-01-09') AS w;
+| r | s | w |
+| TRUE | TRUE | 2 |
+
+SELECT CONVERT_TZ('1970-01-01 00:00:00', 'UTC', 'America/Los_Angeles') AS la, CONVERT_TZ('2024-03-01 12:30:00', 'Asia/Shanghai', 'UTC') AS u;
+| la | u |
+| 1969-12-31 16:00:00 | 2024-03-01 04:30:00 |
+
+SELECT ELEMENT(ARRAY[7]) AS one, ELEMENT(CAST(ARRAY() AS ARRAY<INT>)) AS none;
+| one | none |
+| 7 | NULL |
+
+SELECT ELEMENT(ARRAY[1, 2]) AS two;
+!error ELEMENT: the array has more than one element
