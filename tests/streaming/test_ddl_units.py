@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -10,7 +11,12 @@ from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.api.results import RowKind
 from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode, replay
 from sparkgate.service.streaming.connectors import check_definition, datagen_select, spark_type
-from sparkgate.service.streaming.ddl import Column, Watermark, parse_connector_table
+from sparkgate.service.streaming.ddl import (
+    Column,
+    Watermark,
+    parse_connector_create,
+    parse_connector_table,
+)
 
 INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
 
@@ -65,10 +71,46 @@ def test_flink_ddl_is_parsed_with_computed_columns_and_watermark() -> None:
         "CREATE TABLE t AS WITH x AS (SELECT 1) SELECT * FROM x",
         "CREATE TABLE t (a INT) TBLPROPERTIES ('a' = 'b')",
         "CREATE VIEW v AS SELECT 1",
+        "CREATE TABLE t LIKE s USING parquet",
+        "CREATE TABLE t LIKE s LOCATION '/x'",
     ],
 )
 def test_spark_ddl_is_left_to_spark(sql: str) -> None:
     assert parse_connector_table(sql) is None
+
+
+def test_a_like_clause_is_read_with_its_options() -> None:
+    found = parse_connector_create(
+        "CREATE TABLE t (x AS 1) WITH ('a' = 'b') LIKE db.s (EXCLUDING ALL, INCLUDING "
+        "GENERATED OVERWRITING options)"
+    )
+    assert found is not None
+    definition, like = found
+    assert like is not None and like.source == ("db", "s") and like.written
+    assert like.strategy("GENERATED") == "INCLUDING"
+    assert like.strategy("OPTIONS") == "OVERWRITING"
+    assert like.strategy("WATERMARKS") == "EXCLUDING"
+    assert definition.columns == (Column("x", expression="1"),)
+    # Unwritten: INCLUDING ALL OVERWRITING OPTIONS; alone, Spark's statement too.
+    found = parse_connector_create("CREATE TABLE t LIKE s")
+    assert found is not None and found[1] is not None and found[1].alone
+    assert found[1].strategy("CONSTRAINTS") == "INCLUDING"
+    assert found[1].strategy("OPTIONS") == "OVERWRITING"
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("CREATE TABLE t LIKE s (INCLUDING)", "LIKE options are"),
+        ("CREATE TABLE t LIKE s (MERGING OPTIONS)", "LIKE options are"),
+        ("CREATE TABLE t LIKE s (OVERWRITING ALL)", "'OVERWRITING' for 'ALL'"),
+        ("CREATE TABLE t LIKE s (OVERWRITING PARTITIONS)", "'OVERWRITING' for 'PARTITIONS'"),
+        ("CREATE TABLE t WITH ('a' = 'b') LIKE s (EXCLUDING ALL) x", "unexpected input after LIKE"),
+    ],
+)
+def test_a_bad_like_clause_is_refused(sql: str, message: str) -> None:
+    with pytest.raises(SqlParseError, match=re.escape(message)):
+        parse_connector_create(sql)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
     from sparkgate.service.streaming.alter import TableAlteration
-    from sparkgate.service.streaming.ddl import Schema, TableDefinition
+    from sparkgate.service.streaming.ddl import Schema, TableDefinition, TableLike
 
 __all__ = [
     "AddJar",
@@ -498,9 +498,12 @@ class UseModules(_ConfiguresSession):
 
 @dataclass(frozen=True)
 class ConnectorTableCreate(_ConfiguresSession):
-    """Flink's ``CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...)``."""
+    """Flink's ``CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...)``, or
+    ``... LIKE source [(like options)]``: ``definition`` is then the statement's
+    own part, merged over the source's when it runs."""
 
     definition: TableDefinition = field(hash=False)
+    like: TableLike | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)

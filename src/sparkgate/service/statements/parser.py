@@ -26,7 +26,7 @@ from sparkgate.service.statements.plan_forms import parse_plan_statement
 from sparkgate.service.statements.table_as_forms import parse_table_as_select
 from sparkgate.service.statements.view_forms import parse_view_statement
 from sparkgate.service.streaming.alter import parse_alter_table
-from sparkgate.service.streaming.ddl import parse_connector_table
+from sparkgate.service.streaming.ddl import parse_connector_create
 from sparkgate.sql.deadline import check_deadline
 from sparkgate.sql.flink_functions import flink_functions
 from sparkgate.sql.flink_refusals import refuse_unsupported
@@ -202,9 +202,9 @@ def _parse_drop_temporary(cursor: Cursor, text: str) -> k.Statement:
 
 def _parse_create(cursor: Cursor, text: str) -> k.Statement:
     """Flink's connector DDL, or Spark's own CREATE."""
-    definition = parse_connector_table(text)
-    if definition is not None:
-        return k.ConnectorTableCreate(text, definition)
+    found = parse_connector_create(text)
+    if found is not None:
+        return k.ConnectorTableCreate(text, *found)
     return k.SparkCommand(text, _keywords(cursor.tokens), ddl=True)
 
 

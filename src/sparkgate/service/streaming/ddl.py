@@ -4,7 +4,8 @@ Spark has no ``WITH (...)`` table clause, so a CREATE TABLE whose column list
 is followed by one is Flink's and the gateway takes it; anything else (``USING``,
 ``AS SELECT``, ...) is left to Spark. Columns are physical (``name TYPE``),
 computed (``name AS expr``), metadata (``name TYPE METADATA [FROM 'key']
-[VIRTUAL]``) or the watermark (``WATERMARK FOR col AS expr``).
+[VIRTUAL]``) or the watermark (``WATERMARK FOR col AS expr``). A ``LIKE source
+[(like options)]`` clause starts the table from another's definition.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sparkgate.api.errors import SqlParseError
 from sparkgate.sql.flink_expression import flink_expression
@@ -22,11 +23,14 @@ from sparkgate.sql.quoting import quote_identifier
 from sparkgate.sql.reader import TokenReader
 
 __all__ = [
+    "LIKE_FEATURES",
     "Column",
     "PrimaryKey",
     "Schema",
     "TableDefinition",
+    "TableLike",
     "Watermark",
+    "parse_connector_create",
     "parse_connector_table",
     "parse_item",
     "parse_schema",
@@ -273,6 +277,14 @@ def _column(src: TokenReader, name: str, item: list[Token]) -> Column:
 
 def parse_connector_table(text: str) -> TableDefinition | None:
     """The definition if ``text`` is Flink's ``CREATE TABLE ... WITH (...)``, else None."""
+    found = parse_connector_create(text)
+    return found[0] if found is not None else None
+
+
+def parse_connector_create(text: str) -> tuple[TableDefinition, TableLike | None] | None:
+    """Flink's ``CREATE TABLE [(...)] [WITH (...)] [LIKE source [(like options)]]``:
+    the table's own definition and its LIKE clause; None for Spark's DDL. A bare
+    ``CREATE TABLE t LIKE s`` is both (:attr:`TableLike.alone`)."""
     src = TokenReader(text, "CREATE TABLE")
     if not src.accept("CREATE"):
         return None
@@ -284,42 +296,50 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         name = src.name()
     except SqlParseError:
         return None
-    if src.kind() is not TokenKind.LPAREN:
-        return None
-    items = src.group()
+    items = src.group() if src.kind() is TokenKind.LPAREN else None
     comment: str | None = None
     partition_keys: tuple[str, ...] = ()
-    while not src.at_end and not (src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN):
-        if src.accept("COMMENT") and src.kind() is TokenKind.STRING:
+    while not src.at_end and src.word() not in ("WITH", "LIKE"):
+        if items is not None and src.accept("COMMENT") and src.kind() is TokenKind.STRING:
             comment = unquote(src.tokens[src.i])
             src.i += 1
-        elif src.accept("PARTITIONED", "BY"):
+        elif items is not None and src.accept("PARTITIONED", "BY"):
             keys = src.group()
             if any(len(key) != 1 for key in keys):
                 raise SqlParseError("PARTITIONED BY expects column names")
             partition_keys = tuple(unquote(key[0]) for key in keys)
         else:
             return None  # USING, OPTIONS, AS SELECT, ...: Spark's own DDL
-    if not src.accept("WITH"):
-        return None
     options: dict[str, str] = {}
-    for item in src.group():
-        if len(item) != 3 or item[1].kind is not TokenKind.EQUALS:
-            raise SqlParseError("WITH expects 'key' = 'value' pairs")
-        key = unquote(item[0]) if item[0].kind is TokenKind.STRING else src.source(item[0:1])
-        if key in options:
-            raise SqlParseError(f"duplicate option '{key}' in WITH")
-        options[key] = unquote(item[2])
+    with_clause = src.word() == "WITH" and src.kind(1) is TokenKind.LPAREN
+    if with_clause:
+        src.accept("WITH")
+        for item in src.group():
+            if len(item) != 3 or item[1].kind is not TokenKind.EQUALS:
+                raise SqlParseError("WITH expects 'key' = 'value' pairs")
+            key = unquote(item[0]) if item[0].kind is TokenKind.STRING else src.source(item[0:1])
+            if key in options:
+                raise SqlParseError(f"duplicate option '{key}' in WITH")
+            options[key] = unquote(item[2])
+    like = _like(src) if src.word() == "LIKE" else None
+    if like is None and not with_clause:
+        return None
+    if like is not None and items is None and not with_clause and not like.written:
+        if not src.at_end:
+            return None  # Spark's CREATE TABLE t LIKE s USING ... LOCATION ...
+        # Flink's over a connector table, else Spark's: the source says which.
+        like = dataclasses.replace(like, alone=True)
     if not src.at_end:
-        raise SqlParseError("unexpected input after WITH (...) in CREATE TABLE")
-    schema = _schema(src, items)
-    if not schema.columns:
+        clause = "LIKE" if like is not None else "WITH (...)"
+        raise SqlParseError(f"unexpected input after {clause} in CREATE TABLE")
+    schema = _schema(src, items or [], whole=like is None)
+    if not schema.columns and like is None:
         raise SqlParseError("CREATE TABLE needs at least one column")
     physical = {c.name.lower() for c in schema.columns if c.is_physical}
-    for key in partition_keys:
+    for key in partition_keys if like is None else ():  # else: maybe the source's columns
         if key.lower() not in physical:
             raise SqlParseError(f"partition column {key} is not a physical column")
-    return TableDefinition(
+    definition = TableDefinition(
         name=name,
         columns=schema.columns,
         options=options,
@@ -331,6 +351,157 @@ def parse_connector_table(text: str) -> TableDefinition | None:
         partition_keys=partition_keys,
         constraint=schema.constraint,
     )
+    return definition, like
+
+
+#: The features of a source table a LIKE clause merges (Flink's like options).
+LIKE_FEATURES = (
+    "CONSTRAINTS",
+    "DISTRIBUTION",
+    "GENERATED",
+    "METADATA",
+    "OPTIONS",
+    "PARTITIONS",
+    "WATERMARKS",
+)
+_LIKE_STRATEGIES = ("INCLUDING", "EXCLUDING", "OVERWRITING")
+# Features with nothing to overwrite: one key, one partitioning.
+_NOT_OVERWRITTEN = ("CONSTRAINTS", "PARTITIONS", "DISTRIBUTION")
+
+
+@dataclass(frozen=True)
+class TableLike:
+    """Flink's ``LIKE source [(like options)]`` (FLIP-110): the table a CREATE
+    TABLE starts from, and how each feature of it is merged with the statement's
+    own: ``INCLUDING`` (a duplicate is an error), ``EXCLUDING`` or
+    ``OVERWRITING`` (the statement's wins). Unwritten, as in Flink: ``INCLUDING
+    ALL OVERWRITING OPTIONS``. Physical columns always come first, from the source."""
+
+    source: tuple[str, ...]
+    strategies: Mapping[str, str] = field(default_factory=dict)
+    #: Whether like options were written (``LIKE s (...)``).
+    written: bool = False
+    #: ``CREATE TABLE t LIKE s`` and nothing else: Spark's statement too, which
+    #: copies a Spark table.
+    alone: bool = False
+
+    def strategy(self, feature: str) -> str:
+        default = "OVERWRITING" if feature == "OPTIONS" else "INCLUDING"
+        return self.strategies.get(feature, default)
+
+    def merged(self, base: TableDefinition, own: TableDefinition) -> TableDefinition:
+        """``own`` (the statement's definition) over ``base`` (the source's)."""
+        own_columns = {c.name.lower(): c for c in own.columns}
+        columns: list[Column] = []
+        for column in base.columns:
+            mine = own_columns.pop(column.name.lower(), None)
+            if column.is_physical:
+                if mine is not None:
+                    raise SqlParseError(
+                        f"A column named '{column.name}' already exists in the base table."
+                    )
+                columns.append(column)
+                continue
+            feature = "GENERATED" if column.expression is not None else "METADATA"
+            strategy = self.strategy(feature)
+            kind = "generated" if feature == "GENERATED" else "metadata"
+            if mine is not None and strategy == "INCLUDING":
+                raise SqlParseError(
+                    f"A {kind} column named '{column.name}' already exists in the base table. "
+                    f"You might want to specify EXCLUDING {feature} or OVERWRITING {feature}."
+                )
+            if mine is not None:
+                columns.append(mine)
+            elif strategy != "EXCLUDING":
+                columns.append(column)
+        columns += [c for c in own.columns if c.name.lower() in own_columns]
+        watermark = self._merged_watermark(base, own)
+        if watermark is not None and watermark.column not in {c.name for c in columns}:
+            raise SqlParseError(f"watermark column {watermark.column} is not a column")
+        return dataclasses.replace(
+            own,
+            columns=tuple(columns),
+            options=self._merged_options(base, own),
+            watermark=watermark,
+            **self._merged_key(base, own),
+            partition_keys=self._merged_partitions(base, own),
+        )
+
+    def _merged_options(self, base: TableDefinition, own: TableDefinition) -> dict[str, str]:
+        strategy = self.strategy("OPTIONS")
+        if strategy == "EXCLUDING":
+            return dict(own.options)
+        if strategy == "INCLUDING":
+            for key in own.options:
+                if key in base.options:
+                    raise SqlParseError(
+                        f"There already exists an option ['{key}' -> '{base.options[key]}'] in "
+                        "the base table. You might want to specify EXCLUDING OPTIONS or "
+                        "OVERWRITING OPTIONS."
+                    )
+        return {**base.options, **own.options}
+
+    def _merged_watermark(self, base: TableDefinition, own: TableDefinition) -> Watermark | None:
+        strategy = self.strategy("WATERMARKS")
+        if strategy == "EXCLUDING" or base.watermark is None:
+            return own.watermark
+        if own.watermark is None:
+            return base.watermark
+        if strategy == "INCLUDING":
+            raise SqlParseError(
+                f"There already exists a watermark spec for column '{base.watermark.column}' "
+                "in the base table. You might want to specify EXCLUDING WATERMARKS or "
+                "OVERWRITING WATERMARKS."
+            )
+        return own.watermark
+
+    def _merged_key(self, base: TableDefinition, own: TableDefinition) -> dict[str, Any]:
+        if self.strategy("CONSTRAINTS") == "EXCLUDING" or not base.primary_key:
+            return {"primary_key": own.primary_key, "constraint": own.constraint}
+        if own.primary_key:
+            raise SqlParseError(
+                "The base table already has a primary key. You might want to specify "
+                "EXCLUDING CONSTRAINTS."
+            )
+        return {"primary_key": base.primary_key, "constraint": base.constraint}
+
+    def _merged_partitions(self, base: TableDefinition, own: TableDefinition) -> tuple[str, ...]:
+        if self.strategy("PARTITIONS") == "EXCLUDING" or not base.partition_keys:
+            return own.partition_keys
+        if own.partition_keys:
+            raise SqlParseError(
+                "The base table already has partitions defined. You might want to specify "
+                "EXCLUDING PARTITIONS."
+            )
+        return base.partition_keys
+
+
+def _like(src: TokenReader) -> TableLike:
+    """``LIKE source [(like options)]``, the reader at LIKE."""
+    src.accept("LIKE")
+    source = src.name()
+    if src.kind() is not TokenKind.LPAREN:
+        return TableLike(source)
+    words = [t for item in src.group() for t in item]  # the options need no commas
+    strategies: dict[str, str] = {}
+    for at in range(0, len(words), 2):
+        strategy = words[at].upper
+        feature = words[at + 1].upper if at + 1 < len(words) else ""
+        if strategy not in _LIKE_STRATEGIES or feature not in (*LIKE_FEATURES, "ALL"):
+            raise SqlParseError(
+                "LIKE options are {INCLUDING | EXCLUDING} ALL or {INCLUDING | EXCLUDING | "
+                "OVERWRITING} {" + " | ".join(LIKE_FEATURES) + "}, e.g. LIKE t (EXCLUDING "
+                f"OPTIONS); not: {' '.join(t.text for t in words[at : at + 2])}"
+            )
+        if feature == "ALL":
+            if strategy == "OVERWRITING":
+                raise SqlParseError("Illegal merging strategy 'OVERWRITING' for 'ALL' option.")
+            strategies = dict.fromkeys(LIKE_FEATURES, strategy)
+        elif strategy == "OVERWRITING" and feature in _NOT_OVERWRITTEN:
+            raise SqlParseError(f"Illegal merging strategy 'OVERWRITING' for '{feature}' option.")
+        else:
+            strategies[feature] = strategy
+    return TableLike(source, strategies, written=True)
 
 
 @dataclass(frozen=True)
@@ -366,10 +537,11 @@ def read_items(
     return columns, watermark, primary_key
 
 
-def _schema(src: TokenReader, items: list[list[Token]]) -> Schema:
+def _schema(src: TokenReader, items: list[list[Token]], *, whole: bool = True) -> Schema:
+    """``whole``: the list is all the table's columns (not those added to a LIKE's)."""
     columns, watermark, key = read_items(src, items)
     if watermark is not None:
-        if watermark.column not in {c.name for c in columns}:
+        if whole and watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
         watermark.delay  # noqa: B018 - validates the expression now, not at query time
     if key is None:

@@ -1,5 +1,5 @@
-"""Flink's connector DDL: CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...),
-ALTER TABLE and DROP TEMPORARY TABLE.
+"""Flink's connector DDL: CREATE [TEMPORARY] TABLE ... WITH ('connector' = ...)
+[LIKE source (...)], ALTER TABLE and DROP TEMPORARY TABLE.
 
 Flink's ALTER TABLE forms change a connector table's stored definition; on any
 other table they become Spark's equivalents (``SET TBLPROPERTIES``, ``ADD
@@ -8,6 +8,7 @@ COLUMNS``, ``RENAME COLUMN``, ...), and a form Spark has no equivalent for
 
 from __future__ import annotations
 
+from sparkgate.api.errors import SqlParseError
 from sparkgate.service.catalog import SESSION_CATALOG
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid
@@ -22,6 +23,7 @@ from sparkgate.service.statements.kinds import (
 from sparkgate.service.statements.metadata import full_name
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming import resolve, strategy
+from sparkgate.service.streaming.ddl import TableDefinition, TableLike
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
 
@@ -30,6 +32,13 @@ __all__ = ["alter", "create", "drop_temporary"]
 
 def create(context: StatementContext, statement: ConnectorTableCreate) -> Execution:
     definition = statement.definition
+    like = statement.like
+    if like is not None:
+        session = context.session
+        base = resolve.lookup(session.spark, like.source, session.context.temporary_tables)
+        if base is None and like.alone:  # Spark's CREATE TABLE t LIKE s of a Spark table
+            return run_command(context, SparkCommand(statement.text, ("CREATE", "TABLE"), ddl=True))
+        definition = _liked(context, definition, like, base)
     if not definition.temporary:
         name = definition.name
         catalog = full_name(context.session, name)[0]
@@ -42,6 +51,29 @@ def create(context: StatementContext, statement: ConnectorTableCreate) -> Execut
             )
     strategy.create_connector_table(context.session, definition)
     return ok_result()
+
+
+def _liked(
+    context: StatementContext,
+    definition: TableDefinition,
+    like: TableLike,
+    base: TableDefinition | None,
+) -> TableDefinition:
+    """The statement's definition merged over its LIKE source's (``base``)."""
+    if base is None:
+        shown = ".".join(like.source)
+        if _exists(context, like.source):
+            raise invalid(
+                f"Source table {shown} of the LIKE clause is a Spark table: a LIKE with "
+                "columns, WITH options or like options takes a connector table (CREATE "
+                f"TABLE ... WITH ('connector' = ...)); CREATE TABLE t LIKE {shown} alone "
+                "copies a Spark table"
+            )
+        raise invalid(f"Source table {shown} of the LIKE clause not found.")
+    try:
+        return like.merged(base, definition)
+    except SqlParseError as exc:
+        raise invalid(str(exc)) from None
 
 
 def drop_temporary(context: StatementContext, statement: DropTemporaryTable) -> Execution:
