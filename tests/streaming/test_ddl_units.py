@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from sparkgate.api.errors import ExecutionError, SqlParseError
+from sparkgate.api.errors import ExecutionError, SqlParseError, UnsupportedStatementError
 from sparkgate.api.results import RowKind
 from sparkgate.service.streaming.changelog import ChangelogDiffer, OutputMode, replay
 from sparkgate.service.streaming.connectors import check_definition, datagen_select, spark_type
@@ -111,6 +111,14 @@ def test_a_like_clause_is_read_with_its_options() -> None:
 def test_a_bad_like_clause_is_refused(sql: str, message: str) -> None:
     with pytest.raises(SqlParseError, match=re.escape(message)):
         parse_connector_create(sql)
+
+
+def test_distributed_by_is_refused_by_name() -> None:
+    with pytest.raises(UnsupportedStatementError, match="DISTRIBUTED BY / DISTRIBUTED INTO"):
+        parse_connector_create(
+            "CREATE TABLE t (id INT) DISTRIBUTED BY HASH(id) INTO 4 BUCKETS "
+            "WITH ('connector' = 'blackhole')"
+        )
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from sparkgate.api.errors import SqlParseError
+from sparkgate.api.errors import SqlParseError, UnsupportedStatementError
 from sparkgate.sql.flink_expression import flink_expression
 from sparkgate.sql.lexer import Token, TokenKind, unquote
 from sparkgate.sql.quoting import quote_identifier
@@ -303,6 +303,12 @@ def parse_connector_create(text: str) -> tuple[TableDefinition, TableLike | None
         if items is not None and src.accept("COMMENT") and src.kind() is TokenKind.STRING:
             comment = unquote(src.tokens[src.i])
             src.i += 1
+        elif src.word() == "DISTRIBUTED" and src.word(1) in ("BY", "INTO"):
+            raise UnsupportedStatementError(
+                "DISTRIBUTED BY / DISTRIBUTED INTO is not supported: none of the gateway's "
+                "connectors writes buckets (Flink's SupportsBucketing). A Spark table takes "
+                "CLUSTERED BY (columns) INTO n BUCKETS"
+            )
         elif items is not None and src.accept("PARTITIONED", "BY"):
             keys = src.group()
             if any(len(key) != 1 for key in keys):
