@@ -176,3 +176,27 @@ def test_an_options_hint_on_a_spark_table_target_changes_nothing(
     run(stream_service, session, f"CREATE TABLE {target} (id BIGINT) USING parquet")
     run(stream_service, session, f"INSERT INTO {target} /*+ OPTIONS('a' = 'b') */ VALUES (7)")
     assert [tuple(r) for r in spark.table(target).collect()] == [(7,)]
+
+
+def test_the_partitions_the_gateway_writes_are_in_the_catalog_for_spark(
+    spark: SparkSession, stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path
+) -> None:
+    """A partitioned filesystem table is a Spark file table too: after the gateway
+    writes it, Spark reading the table (another client of the same metastore) sees
+    the rows, and SHOW PARTITIONS lists them; an overwrite's removed ones go."""
+    src = name("src")
+    run(stream_service, session, SOURCE.format(t=src, n=2))
+    sink = partitioned_sink(stream_service, session, tmp_path / "out")
+    run(stream_service, session, f"INSERT INTO {sink} SELECT id, 'x', 'a' FROM {src}")
+    insert_b = f"INSERT INTO {sink} PARTITION (dt = 'b') SELECT id, 'y' FROM {src}"
+    run(stream_service, session, insert_b)
+    assert sorted(tuple(r) for r in spark.table(sink).collect()) == [
+        (1, "x", "a"),
+        (1, "y", "b"),
+        (2, "x", "a"),
+        (2, "y", "b"),
+    ]
+    assert run(stream_service, session, f"SHOW PARTITIONS {sink}") == [("dt=a",), ("dt=b",)]
+    run(stream_service, session, f"INSERT OVERWRITE {sink} SELECT id, 'z', 'c' FROM {src}")
+    assert run(stream_service, session, f"SHOW PARTITIONS {sink}") == [("dt=c",)]
+    assert sorted(tuple(r) for r in spark.table(sink).collect()) == [(1, "z", "c"), (2, "z", "c")]

@@ -563,8 +563,25 @@ def _write(session: Session, plan: InsertPlan) -> None:
         writer.partitionBy(*staged.partition_by).save(staged.directory)
     elif plan.sink is not None:
         connectors.write_batch(_frame(session, plan), plan.sink)
+        _register_partitions(session, plan)
     else:
         _frame(session, plan).write.insertInto(quote_name(plan.target), plan.overwrite)
+
+
+def _register_partitions(session: Session, plan: InsertPlan) -> None:
+    """A partitioned filesystem table is Spark's file table too: the partitions the
+    gateway wrote are added to the catalog, so Spark reading the table sees them."""
+    sink = plan.sink
+    if (
+        sink is None
+        or sink.connector != "filesystem"
+        or not sink.partition_keys
+        or sink.temporary
+        or "path" in plan.sink_options  # written elsewhere than the table's files
+    ):
+        return
+    # SYNC: an INSERT OVERWRITE may also have removed some.
+    session.spark.sql(f"MSCK REPAIR TABLE {quote_name(plan.target)} SYNC PARTITIONS")
 
 
 def _starter(
