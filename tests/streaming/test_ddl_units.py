@@ -285,3 +285,27 @@ def test_not_null_inside_a_nested_type_is_the_types() -> None:
         ("m", "MAP<STRING, ARRAY<BIGINT NOT NULL>>", False),
         ("d", "DECIMAL(10, 2)", True),
     ]
+
+
+def test_a_like_merge_checks_what_it_makes() -> None:
+    base = parse_connector_table(
+        "CREATE TABLE s (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+        "WITH ('connector' = 'datagen')"
+    )
+    assert base is not None
+    found = parse_connector_create(
+        "CREATE TABLE t (x INT) PARTITIONED BY (nope) WITH ('connector' = 'blackhole') "
+        "LIKE s (EXCLUDING OPTIONS)"
+    )
+    assert found is not None and found[1] is not None
+    with pytest.raises(SqlParseError, match="partition column nope is not a physical column"):
+        found[1].merged(base, found[0])
+    found = parse_connector_create(
+        "CREATE TABLE t (x INT) PARTITIONED BY (id) WITH ('connector' = 'blackhole') "
+        "LIKE s (EXCLUDING OPTIONS EXCLUDING WATERMARKS)"
+    )
+    assert found is not None and found[1] is not None
+    merged = found[1].merged(base, found[0])
+    assert [c.name for c in merged.columns] == ["id", "ts", "x"]
+    assert merged.partition_keys == ("id",) and merged.watermark is None
+    assert dict(merged.options) == {"connector": "blackhole"}

@@ -424,13 +424,18 @@ class TableLike:
         watermark = self._merged_watermark(base, own)
         if watermark is not None and watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
+        partition_keys = self._merged_partitions(base, own)
+        physical = {c.name.lower() for c in columns if c.is_physical}
+        for key in partition_keys:
+            if key.lower() not in physical:
+                raise SqlParseError(f"partition column {key} is not a physical column")
         return dataclasses.replace(
             own,
             columns=tuple(columns),
             options=self._merged_options(base, own),
             watermark=watermark,
             **self._merged_key(base, own),
-            partition_keys=self._merged_partitions(base, own),
+            partition_keys=partition_keys,
         )
 
     def _merged_options(self, base: TableDefinition, own: TableDefinition) -> dict[str, str]:
