@@ -50,13 +50,13 @@ from sparkgate.sql.flink_functions import flink_functions
         ),
         (
             "SELECT RAND_INTEGER(10), rand_integer(1, n), WEEK(d), EXTRACT(WEEK FROM d)",
-            "SELECT (CAST(floor(rand() * (10)) AS INT)), (CAST(floor(rand(1) * (n)) AS INT)), "
-            "(weekofyear(d)), EXTRACT(WEEK FROM d)",
+            "SELECT CAST(floor(rand() * (10)) AS INT), CAST(floor(rand(1) * (n)) AS INT), "
+            "weekofyear(d), EXTRACT(WEEK FROM d)",
         ),
         (
             "SELECT ELEMENT(ARRAY[x]), t.element(1), WEEK()",
-            "SELECT (CASE WHEN size(array(x)) > 1 THEN raise_error('ELEMENT: the array has more "
-            "than one element') ELSE try_element_at(array(x), 1) END), t.element(1), WEEK()",
+            "SELECT CASE WHEN size(array(x)) > 1 THEN raise_error('ELEMENT: the array has more "
+            "than one element') ELSE try_element_at(array(x), 1) END, t.element(1), WEEK()",
         ),
     ],
 )

@@ -60,7 +60,6 @@ _NOW = {"PROCTIME": "current_timestamp()", "CURRENT_ROW_TIMESTAMP": "current_tim
 _BARE = {"LOCALTIMESTAMP": "localtimestamp()", "LOCALTIME": "current_time()"}
 # What makes JSON_VALUE/JSON_QUERY more than get_json_object: Flink's clauses.
 _JSON_CLAUSES = frozenset({"RETURNING", "ON", "DEFAULT", "ERROR", "EMPTY", "WITH", "WITHOUT"})
-_SHA2 = {"SHA224": 224, "SHA256": 256, "SHA384": 384, "SHA512": 512}
 # A time unit of FLOOR/CEIL(t TO unit) and the interval one unit later.
 _TIME_UNITS = {
     "YEAR": "INTERVAL 1 YEAR",
@@ -75,8 +74,14 @@ _TIME_UNITS = {
 }
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
 # Flink's functions Spark has none of, by name and count of arguments: Spark SQL
-# over the arguments' text.
+# over the arguments' text (each rewritten too).
 _CALLS: dict[tuple[str, int], str] = {
+    ("SPLIT_INDEX", 3): (
+        "try_element_at(split({0}, concat('\\\\Q', {1}, '\\\\E')), "
+        "CASE WHEN ({2}) >= 0 THEN ({2}) + 1 END)"
+    ),
+    **{(f"SHA{bits}", 1): f"sha2({{0}}, {bits})" for bits in (224, 256, 384, 512)},
+    ("FROM_BASE64", 1): "CAST(unbase64({0}) AS STRING)",
     ("RAND_INTEGER", 1): "CAST(floor(rand() * ({0})) AS INT)",
     ("RAND_INTEGER", 2): "CAST(floor(rand({0}) * ({1})) AS INT)",
     ("WEEK", 1): "weekofyear({0})",
@@ -186,21 +191,6 @@ def flink_functions(text: str) -> str:
             clauses = len(items) == 2 and any(t.upper in _JSON_CLAUSES for t in items[1])
             if len(items) == 2 and not clauses and not after_dot:
                 edits.append((tok.start, tok.end, "get_json_object"))
-        elif word == "SPLIT_INDEX" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
-            items, end = group_items(tokens, i + 1)
-            if len(items) == 3:
-                # Its arguments are rewritten here: the scan goes on after the call.
-                s, sep, index = (flink_functions(text[t[0].start : t[-1].end]) for t in items)
-                edits.append(
-                    (
-                        tok.start,
-                        tokens[end - 1].end,
-                        f"try_element_at(split({s}, concat('\\\\Q', {sep}, '\\\\E')), "
-                        f"CASE WHEN ({index}) >= 0 THEN ({index}) + 1 END)",
-                    )
-                )
-                i = end
-                continue
         elif word in ("FLOOR", "CEIL", "CEILING") and _is(tokens, i + 1, TokenKind.LPAREN):
             items, end = group_items(tokens, i + 1)
             inner = items[0] if len(items) == 1 else []
@@ -216,28 +206,14 @@ def flink_functions(text: str) -> str:
                 edits.append((tok.start, tokens[end - 1].end, f"({floor})"))
                 i = end
                 continue
-        elif word in _SHA2 and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
-            items, end = group_items(tokens, i + 1)
-            if len(items) == 1:
-                edits.append((tok.start, tok.end, "sha2"))
-                edits.append((tokens[end - 1].start, tokens[end - 1].start, f", {_SHA2[word]}"))
         elif word == "TO_BASE64" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             edits.append((tok.start, tok.end, "base64"))
-        elif word == "FROM_BASE64" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
-            items, end = group_items(tokens, i + 1)
-            if len(items) == 1:
-                inner_text = flink_functions(text[items[0][0].start : items[0][-1].end])
-                edits.append(
-                    (tok.start, tokens[end - 1].end, f"CAST(unbase64({inner_text}) AS STRING)")
-                )
-                i = end
-                continue
         elif word in _CALL_NAMES and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             items, end = group_items(tokens, i + 1)
             template = _CALLS.get((word, len(items)))
             if template is not None:
                 args = [flink_functions(text[t[0].start : t[-1].end]) for t in items]
-                edits.append((tok.start, tokens[end - 1].end, f"({template.format(*args)})"))
+                edits.append((tok.start, tokens[end - 1].end, template.format(*args)))
                 i = end
                 continue
         elif (
