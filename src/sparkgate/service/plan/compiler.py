@@ -321,9 +321,7 @@ class _Compiler:
         identifier = ".".join(_quote(p) for p in table)
         description = f"TableSourceScan(table=[[{', '.join(table)}]], fields=[{', '.join(names)}])"
         # A read with an OPTIONS hint keeps its options: the plan reads as the statement did.
-        fields: dict[str, Any] = {"identifier": list(table)}
-        if options:
-            fields["options"] = dict(options)
+        fields = d.table_field(table, options or {})
         node_id = self.builder.add(d.SCAN, description, columns, table=fields, quoted=identifier)
         return Built(node_id, columns, alias or table[-1])
 

@@ -40,6 +40,7 @@ __all__ = [
     "Plan",
     "StateSpec",
     "format_ttl",
+    "table_field",
 ]
 
 PLAN_VERSION = 1
@@ -69,6 +70,15 @@ STATEFUL_TYPES: Mapping[str, tuple[str, ...]] = {
     RANK: ("rankState",),
 }
 NODE_TYPES = (SCAN, VALUES, WATERMARK, CALC, UNION, DEDUPLICATE, GROUP_AGGREGATE, JOIN, RANK, SINK)
+
+
+def table_field(identifier: Sequence[str], options: Mapping[str, str]) -> dict[str, Any]:
+    """A scan's or sink's ``table``: the table's name, and the options of the
+    statement's OPTIONS hint on it when there is one."""
+    table: dict[str, Any] = {"identifier": list(identifier)}
+    if options:
+        table["options"] = dict(options)
+    return table
 
 
 def format_ttl(ttl: timedelta) -> str:
@@ -124,6 +134,25 @@ class Node:
     @property
     def column_names(self) -> list[str]:
         return [name for name, _ in self.output_type]
+
+    def table_name(self) -> tuple[str, ...]:
+        """A scan's or sink's table (``table.identifier``)."""
+        table = self.fields.get("table")
+        identifier = table.get("identifier") if isinstance(table, dict) else None
+        if not isinstance(identifier, list) or not identifier:
+            raise PlanError(f"node {self.id}: table.identifier must name the table")
+        return tuple(str(p) for p in identifier)
+
+    def table_options(self) -> dict[str, str]:
+        """A scan's or sink's options from the statement's OPTIONS hint
+        (``table.options``); a plan file is the user's to edit: strings only."""
+        table = self.fields.get("table")
+        options = table.get("options", {}) if isinstance(table, dict) else {}
+        if not isinstance(options, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.items()
+        ):
+            raise PlanError(f"node {self.id}: table.options must map option names to strings")
+        return options
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"id": self.id, "type": self.type}

@@ -215,7 +215,7 @@ def _build(
 ) -> DataFrame | None:
     if node.type in (d.SCAN, d.VALUES):
         if node.type == d.SCAN:
-            frame, resolution = scan(node, _table(node))
+            frame, resolution = scan(node, node.table_name())
         else:
             frame, resolution = values(node, _values(node))
         out.resolutions.append(resolution)
@@ -285,13 +285,6 @@ def _build(
     if node.type == d.JOIN:
         return _join(node, inputs, states, run)
     raise PlanError(f"node {node.id}: unknown node type {node.type}")
-
-
-def _table(node: Node) -> tuple[str, ...]:
-    table = _field(node, "table").get("identifier")
-    if not isinstance(table, list) or not table:
-        raise PlanError(f"node {node.id}: table.identifier must name the table")
-    return tuple(str(p) for p in table)
 
 
 def _values(node: Node) -> str:

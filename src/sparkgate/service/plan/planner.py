@@ -174,15 +174,12 @@ def _sink(
     target = list(table)
     connector = plan.sink.connector if plan.sink is not None else None
     description = f"Sink(table=[{'.'.join(target)}], fields=[{', '.join(n for n, _ in columns)}])"
-    fields: dict[str, object] = {"identifier": target}
-    if plan.sink is not None and plan.sink_options:
-        fields["options"] = dict(plan.sink_options)
     builder.add(
         d.SINK,
         description,
         [Column(n, t, -1) for n, t in columns],
         [input_id],
-        table=fields,
+        table=d.table_field(target, plan.sink_options if plan.sink is not None else {}),
         connector=connector,
     )
 
@@ -340,15 +337,9 @@ def _check_fragments(session: Session, plan: Plan) -> None:
 
 
 def _table_options(session: Session, node: Node) -> dict[str, str]:
-    """A scan's or a sink's options from a statement's OPTIONS hint. A plan file is
-    the user's to edit: they must be strings, and a path among them must lie under
-    the gateway's allowed roots, as the statement's would."""
-    table = node.fields.get("table")
-    options = table.get("options", {}) if isinstance(table, dict) else {}
-    if not isinstance(options, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in options.items()
-    ):
-        raise PlanError(f"node {node.id}: table.options must map option names to strings")
+    """A scan's or a sink's options from a statement's OPTIONS hint; a path among
+    them must lie under the gateway's allowed roots, as the statement's would."""
+    options = node.table_options()
     roots = session.path_roots
     if roots is not None and "path" in options:
         refusal = roots.refusal(session.spark, [PathUse(options["path"], "a table's files")])
@@ -398,9 +389,7 @@ def insert_plans(session: Session, plan: Plan, runtime: RuntimeOptions) -> list[
     for sink in plan.sinks():
         source = plan.inputs(sink.id)[0]
         frame = frames.frames[source]
-        target = tuple(str(p) for p in sink.fields.get("table", {}).get("identifier", []))
-        if not target:
-            raise PlanError(f"node {sink.id}: table.identifier must name the sink table")
+        target = sink.table_name()
         definition = resolve.lookup(spark, target, temporary)
         if definition is None and not spark.catalog.tableExists(quote_name(target)):
             raise PlanError(f"node {sink.id}: the sink table {'.'.join(target)} does not exist")
