@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -341,10 +341,8 @@ def parse_connector_create(text: str) -> tuple[TableDefinition, TableLike | None
     schema = _schema(src, items or [], whole=like is None)
     if not schema.columns and like is None:
         raise SqlParseError("CREATE TABLE needs at least one column")
-    physical = {c.name.lower() for c in schema.columns if c.is_physical}
-    for key in partition_keys if like is None else ():  # else: maybe the source's columns
-        if key.lower() not in physical:
-            raise SqlParseError(f"partition column {key} is not a physical column")
+    if like is None:  # else they may be the source's columns: checked once merged
+        _check_partition_keys(schema.columns, partition_keys)
     definition = TableDefinition(
         name=name,
         columns=schema.columns,
@@ -358,6 +356,13 @@ def parse_connector_create(text: str) -> tuple[TableDefinition, TableLike | None
         constraint=schema.constraint,
     )
     return definition, like
+
+
+def _check_partition_keys(columns: Sequence[Column], keys: Sequence[str]) -> None:
+    physical = {c.name.lower() for c in columns if c.is_physical}
+    for key in keys:
+        if key.lower() not in physical:
+            raise SqlParseError(f"partition column {key} is not a physical column")
 
 
 #: The features of a source table a LIKE clause merges (Flink's like options).
@@ -425,10 +430,7 @@ class TableLike:
         if watermark is not None and watermark.column not in {c.name for c in columns}:
             raise SqlParseError(f"watermark column {watermark.column} is not a column")
         partition_keys = self._merged_partitions(base, own)
-        physical = {c.name.lower() for c in columns if c.is_physical}
-        for key in partition_keys:
-            if key.lower() not in physical:
-                raise SqlParseError(f"partition column {key} is not a physical column")
+        _check_partition_keys(columns, partition_keys)
         return dataclasses.replace(
             own,
             columns=tuple(columns),
