@@ -358,6 +358,11 @@ def parse_connector_create(text: str) -> tuple[TableDefinition, TableLike | None
     return definition, like
 
 
+def _check_watermark_column(columns: Sequence[Column], watermark: Watermark | None) -> None:
+    if watermark is not None and watermark.column not in {c.name for c in columns}:
+        raise SqlParseError(f"watermark column {watermark.column} is not a column")
+
+
 def _check_partition_keys(columns: Sequence[Column], keys: Sequence[str]) -> None:
     physical = {c.name.lower() for c in columns if c.is_physical}
     for key in keys:
@@ -427,8 +432,7 @@ class TableLike:
                 columns.append(column)
         columns += [c for c in own.columns if c.name.lower() in own_columns]
         watermark = self._merged_watermark(base, own)
-        if watermark is not None and watermark.column not in {c.name for c in columns}:
-            raise SqlParseError(f"watermark column {watermark.column} is not a column")
+        _check_watermark_column(columns, watermark)
         partition_keys = self._merged_partitions(base, own)
         _check_partition_keys(columns, partition_keys)
         return dataclasses.replace(
@@ -554,8 +558,8 @@ def _schema(src: TokenReader, items: list[list[Token]], *, whole: bool = True) -
     """``whole``: the list is all the table's columns (not those added to a LIKE's)."""
     columns, watermark, key = read_items(src, items)
     if watermark is not None:
-        if whole and watermark.column not in {c.name for c in columns}:
-            raise SqlParseError(f"watermark column {watermark.column} is not a column")
+        if whole:
+            _check_watermark_column(columns, watermark)
         watermark.delay  # noqa: B018 - validates the expression now, not at query time
     if key is None:
         return Schema(tuple(columns), watermark)
