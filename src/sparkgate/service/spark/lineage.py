@@ -127,14 +127,16 @@ def _layout(data_type: Any) -> _Layout:
     if name in _TIME_TYPES:
         # Spark keeps a timestamp as microseconds, a time of day as nanoseconds.
         return ("TIME", 1_000_000_000 if name == "TimeType" else 1_000_000)
-    if not _holds_time(data_type):
-        return None
     if name == "ArrayType":
-        return ("ARRAY", _layout(data_type.elementType()))
+        element = _layout(data_type.elementType())
+        return None if element is None else ("ARRAY", element)
     if name == "MapType":
-        return ("MAP", _layout(data_type.keyType()), _layout(data_type.valueType()))
-    fields = data_type.fields()
-    return ("ROW", tuple(_layout(field.dataType()) for field in fields))
+        key, value = _layout(data_type.keyType()), _layout(data_type.valueType())
+        return None if key is None and value is None else ("MAP", key, value)
+    if name == "StructType":
+        fields = tuple(_layout(field.dataType()) for field in data_type.fields())
+        return None if all(f is None for f in fields) else ("ROW", fields)
+    return None
 
 
 def _no_digits(layout: _Layout) -> Shape:
