@@ -65,11 +65,48 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("flink", "spark"),
+    [
+        # IS JSON's operand: what its comparison, AND, comma or parenthesis leaves.
+        (
+            "SELECT a || b IS JSON, (x IS NOT JSON OBJECT) FROM t WHERE y = s IS JSON ARRAY",
+            "SELECT (try_parse_json(a || b) IS NOT NULL), "
+            "(NOT coalesce(schema_of_variant(try_parse_json(x)) RLIKE '^OBJECT<', false)) "
+            "FROM t WHERE y = coalesce(schema_of_variant(try_parse_json(s)) "
+            "RLIKE '^ARRAY<', false)",
+        ),
+        (
+            "SELECT f(j) IS JSON SCALAR AND ARRAY[1] IS NOT NULL",
+            "SELECT coalesce(schema_of_variant(try_parse_json(f(j))) "
+            "RLIKE '^(?!OBJECT<|ARRAY<)', false) AND array(1) IS NOT NULL",
+        ),
+        # A constructor's value made by a constructor nests as JSON.
+        (
+            "SELECT JSON_OBJECT(KEY 'k' VALUE JSON_ARRAY(ARRAY[1]) ABSENT ON NULL)",
+            "SELECT to_json(named_struct('k', parse_json(to_json(map_values(from_json("
+            "to_json(named_struct('e00000', (array(1))), map('ignoreNullFields', 'true')), "
+            "'map<string, variant>'))))), map('ignoreNullFields', 'true'))",
+        ),
+        # Paths lose their mode; a bracketed member is Spark's ['m'].
+        (
+            "SELECT JSON_VALUE(j, 'lax $.[\"a b\"]'), JSON_QUERY(j, 'strict $.a')",
+            "SELECT get_json_object(j, '$[\\'a b\\']'), get_json_object(j, '$.a')",
+        ),
+        ("SELECT ARRAY_CONCAT(a, b), ARRAY_REVERSE(a)", "SELECT concat(a, b), reverse(a)"),
+    ],
+)
+def test_flinks_json_and_collection_functions_become_sparks(flink: str, spark: str) -> None:
+    assert flink_functions(flink) == spark
+
+
+@pytest.mark.parametrize(
     "untouched",
     [
         "SELECT map['k'], m['a'], a[0] FROM t",  # a map column's key, an array's index
         "SELECT CAST(x AS VARCHAR(3)), localtimestamp(), t.row(1)",
-        "SELECT JSON_VALUE(j, '$.a' RETURNING INT)",  # Flink's clauses: Spark says it has none
+        "SELECT JSON_QUERY(j, '$.a' WITH WRAPPER)",  # its clauses: Spark says it has none
+        "SELECT json_tuple(j, 'a'), json_object_keys(j), t.json_string(1), x IS NULL",
+        "SELECT TRUNCATE(1, 2, 3), MAP_UNION()",  # not Flink's counts of arguments
         "CREATE TABLE t (a ARRAY<INT>, r ROW<x INT>, p AS PROCTIME()) WITH ('connector' = 'x')",
         "ALTER TABLE t ADD p AS PROCTIME()",
         "SELECT 'ARRAY[1]', `ROW`",

@@ -26,6 +26,15 @@ Flink                              Spark
                                    zone to the other, as the same text form
 ``ELEMENT(a)``                     the one element of ``a``: NULL when empty, an
                                    error when it has more
+``TRUNCATE(n [, d])``              ``floor`` or ``ceil`` (toward zero) at ``d`` places
+``IS_ALPHA|IS_DIGIT(s)``           ``s`` matches ``^\\p{L}+$`` or ``^\\p{Nd}+$``
+``IS_DECIMAL(s)``                  ``try_cast(s AS DOUBLE)`` is not NULL
+``ARRAY_REVERSE(a)``               ``reverse(a)``
+``ARRAY_SLICE(a, start [, end])``  the elements between the two (1-based, from
+                                   the end when below 0)
+``ARRAY_CONCAT(a, ...)``           ``concat(a, ...)``
+``MAP_UNION(m, ...)``              ``map_concat``, a later map's key winning
+Flink's JSON functions             :mod:`sparkgate.sql.flink_json`
 the type ``ROW<a INT>``            ``STRUCT<a INT>``
 =================================  ==============================================
 
@@ -41,15 +50,17 @@ from __future__ import annotations
 
 import re
 
+from sparkgate.sql.flink_json import JSON_FUNCTIONS, is_json, json_call, operand_start
 from sparkgate.sql.lexer import Token, TokenKind, balanced, group_items, tokenize, word_at
 
 __all__ = ["flink_functions"]
 
 _LOOK = re.compile(
-    r"\b(?:ARRAY|MAP)\s*\[|\bROW\s*\(|\bLOCALTIME|\bJSON_(?:VALUE|QUERY)\b|\bSPLIT_INDEX\b"
+    r"\b(?:ARRAY|MAP)\s*\[|\bROW\s*\(|\bLOCALTIME|\bJSON_\w+\s*\(|\bSPLIT_INDEX\b"
     r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<"
     r"|\b(?:FLOOR|CEIL|CEILING)\s*\(|\bSHA(?:224|256|384|512)\b|\b(?:TO|FROM)_BASE64\b"
-    r"|\b(?:RAND_INTEGER|WEEK|CONVERT_TZ|ELEMENT)\s*\(",
+    r"|\b(?:RAND_INTEGER|WEEK|CONVERT_TZ|ELEMENT|TRUNCATE|IS_ALPHA|IS_DIGIT|IS_DECIMAL)\s*\("
+    r"|\b(?:ARRAY_REVERSE|ARRAY_SLICE|ARRAY_CONCAT|MAP_UNION)\s*\(|\bIS\s+(?:NOT\s+)?JSON\b",
     re.IGNORECASE,
 )
 # Where a ROW(...) is a value, not a type (after AS, or inside a type's < >).
@@ -58,8 +69,8 @@ _BEFORE_VALUES = frozenset(
 )
 _NOW = {"PROCTIME": "current_timestamp()", "CURRENT_ROW_TIMESTAMP": "current_timestamp()"}
 _BARE = {"LOCALTIMESTAMP": "localtimestamp()", "LOCALTIME": "current_time()"}
-# What makes JSON_VALUE/JSON_QUERY more than get_json_object: Flink's clauses.
-_JSON_CLAUSES = frozenset({"RETURNING", "ON", "DEFAULT", "ERROR", "EMPTY", "WITH", "WITHOUT"})
+# Flink's functions that are Spark's under another name.
+_RENAMES = {"TO_BASE64": "base64", "ARRAY_CONCAT": "concat"}
 # A time unit of FLOOR/CEIL(t TO unit) and the interval one unit later.
 _TIME_UNITS = {
     "YEAR": "INTERVAL 1 YEAR",
@@ -73,6 +84,34 @@ _TIME_UNITS = {
     "MILLISECOND": "INTERVAL '0.001' SECOND",
 }
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
+
+
+def _slice(start: str, end: str) -> str:
+    """ARRAY_SLICE: from ``start`` to ``end`` (1-based, from the end when below
+    0, the first element when 0 or before it), as Flink's."""
+
+    def offset(at: str) -> str:
+        return f"greatest(CASE WHEN ({at}) < 0 THEN size({{0}}) + ({at}) + 1 ELSE ({at}) END, 1)"
+
+    return (
+        f"CASE WHEN ({start}) IS NULL OR ({end}) IS NULL THEN NULL ELSE filter({{0}}, "
+        f"(slice_value, slice_index) -> slice_index + 1 BETWEEN {offset(start)} AND "
+        f"{offset(end)}) END"
+    )
+
+
+def _map_union(count: int) -> str:
+    """MAP_UNION of ``count`` maps: a later map's value wins for a key in both."""
+    union = "{0}"
+    for k in range(1, count):
+        later = f"{{{k}}}"
+        union = (
+            f"map_concat(map_filter({union}, (union_key, union_value) -> "
+            f"NOT array_contains(map_keys({later}), union_key)), {later})"
+        )
+    return union
+
+
 # Flink's functions Spark has none of, by name and count of arguments: Spark SQL
 # over the arguments' text (each rewritten too).
 _CALLS: dict[tuple[str, int], str] = {
@@ -92,6 +131,15 @@ _CALLS: dict[tuple[str, int], str] = {
         "CASE WHEN size({0}) > 1 THEN raise_error('ELEMENT: the array has more than one "
         "element') ELSE try_element_at({0}, 1) END"
     ),
+    ("TRUNCATE", 1): "CASE WHEN ({0}) >= 0 THEN floor({0}) ELSE ceil({0}) END",
+    ("TRUNCATE", 2): "CASE WHEN ({0}) >= 0 THEN floor({0}, {1}) ELSE ceil({0}, {1}) END",
+    ("IS_ALPHA", 1): "coalesce(({0}) RLIKE '^\\\\p{{L}}+$', false)",
+    ("IS_DIGIT", 1): "coalesce(({0}) RLIKE '^\\\\p{{Nd}}+$', false)",
+    ("IS_DECIMAL", 1): "coalesce(try_cast({0} AS DOUBLE) IS NOT NULL, false)",
+    ("ARRAY_REVERSE", 1): "reverse({0})",
+    ("ARRAY_SLICE", 2): _slice("{1}", "size({0})"),
+    ("ARRAY_SLICE", 3): _slice("{1}", "{2}"),
+    **{("MAP_UNION", n): _map_union(n) for n in range(1, 9)},
 }
 _CALL_NAMES = frozenset(name for name, _ in _CALLS)
 
@@ -186,11 +234,21 @@ def flink_functions(text: str) -> str:
         elif word in _NOW and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             if _is(tokens, i + 2, TokenKind.RPAREN):
                 edits.append((tok.start, tokens[i + 2].end, _NOW[word]))
-        elif word in ("JSON_VALUE", "JSON_QUERY") and _is(tokens, i + 1, TokenKind.LPAREN):
+        elif word in JSON_FUNCTIONS and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             items, end = group_items(tokens, i + 1)
-            clauses = len(items) == 2 and any(t.upper in _JSON_CLAUSES for t in items[1])
-            if len(items) == 2 and not clauses and not after_dot:
-                edits.append((tok.start, tok.end, "get_json_object"))
+            call = json_call(word, items, text, flink_functions)
+            if call is not None:
+                edits.append((tok.start, tokens[end - 1].end, call))
+                i = end
+                continue
+        elif word == "IS" and (test := is_json(tokens, i)) is not None:
+            end, before, after = test
+            start = operand_start(tokens, i)
+            if start is not None:
+                edits.append((tokens[start].start, tokens[start].start, before))
+                edits.append((tokens[i - 1].end, tokens[end - 1].end, after))
+                i = end
+                continue
         elif word in ("FLOOR", "CEIL", "CEILING") and _is(tokens, i + 1, TokenKind.LPAREN):
             items, end = group_items(tokens, i + 1)
             inner = items[0] if len(items) == 1 else []
@@ -206,8 +264,8 @@ def flink_functions(text: str) -> str:
                 edits.append((tok.start, tokens[end - 1].end, f"({floor})"))
                 i = end
                 continue
-        elif word == "TO_BASE64" and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
-            edits.append((tok.start, tok.end, "base64"))
+        elif word in _RENAMES and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
+            edits.append((tok.start, tok.end, _RENAMES[word]))
         elif word in _CALL_NAMES and _is(tokens, i + 1, TokenKind.LPAREN) and not after_dot:
             items, end = group_items(tokens, i + 1)
             template = _CALLS.get((word, len(items)))

@@ -48,3 +48,16 @@ SELECT ELEMENT(ARRAY[7]) AS one, ELEMENT(CAST(ARRAY() AS ARRAY<INT>)) AS none;
 
 SELECT ELEMENT(ARRAY[1, 2]) AS two;
 !error ELEMENT: the array has more than one element
+
+# Flink's numeric, string and collection functions Spark has none of.
+SELECT TRUNCATE(42.324, 2) AS a, TRUNCATE(-42.38, 1) AS b, TRUNCATE(42.8) AS c, IS_ALPHA('abc') AS d, IS_ALPHA('a1') AS e, IS_DIGIT('123') AS f, IS_DECIMAL('1.5') AS g, IS_DECIMAL('x') AS h;
+| a | b | c | d | e | f | g | h |
+| 42.32 | -42.3 | 42 | TRUE | FALSE | TRUE | TRUE | FALSE |
+
+SELECT ARRAY_REVERSE(ARRAY[1, 2, 3]) AS r, ARRAY_SLICE(ARRAY[1, 2, 3, 4], 2, 3) AS b, ARRAY_SLICE(ARRAY[1, 2, 3, 4], -2, -1) AS c, ARRAY_SLICE(ARRAY[1, 2, 3, 4], 0, 1) AS d, ARRAY_SLICE(ARRAY[1, 2, 3, 4], 3) AS e, ARRAY_SLICE(ARRAY[1, 2], 2, 1) AS f, ARRAY_CONCAT(ARRAY[1], ARRAY[2, 3]) AS g;
+| r | b | c | d | e | f | g |
+| [3, 2, 1] | [2, 3] | [3, 4] | [1] | [3, 4] | [] | [1, 2, 3] |
+
+SELECT MAP_UNION(MAP['a', 1, 'b', 2], MAP['b', 3, 'c', 4]) AS m;
+| m |
+| {'a': 1, 'b': 3, 'c': 4} |
