@@ -54,6 +54,39 @@ SHOW VIEWS;
 | view name |
 | q_mem_tv |
 
+# DROP DATABASE as Flink's: RESTRICT (the default) refuses a database with tables,
+# CASCADE drops them with it.
+CREATE DATABASE db3;
+!ok
+
+CREATE TABLE db3.q_mem_t3 (a INT);
+!ok
+
+DROP DATABASE db2;
+!ok
+
+DROP DATABASE IF EXISTS db2;
+!ok
+
+DROP DATABASE db3;
+!error Database db3 in catalog q_mem is not empty\.
+
+DROP DATABASE q_mem.db3 RESTRICT;
+!error Database db3 in catalog q_mem is not empty\.
+
+DROP DATABASE q_mem.db3 CASCADE;
+!ok
+
+SHOW DATABASES;
+| database name |
+| db |
+
+CREATE DATABASE db3;
+!ok
+
+SELECT * FROM db3.q_mem_t3;
+!error TABLE_OR_VIEW_NOT_FOUND
+
 USE CATALOG spark_catalog;
 !ok
 

@@ -99,6 +99,21 @@ class CatalogRegistry:
         hidden: object = getattr(catalog_type, "hidden_namespaces", frozenset())
         return hidden if isinstance(hidden, frozenset) else frozenset()
 
+    def drop_namespace(
+        self, spark: SparkSession, catalog: str, namespace: str, *, cascade: bool
+    ) -> bool:
+        """Drop database ``namespace`` of ``catalog`` where its type drops
+        databases itself (an optional ``drop_namespace``); False where Spark's
+        DROP DATABASE does."""
+        with self._lock:
+            definition = self._definitions.get(catalog)
+            catalog_type = self._types.get(definition.type) if definition else None
+        drop = getattr(catalog_type, "drop_namespace", None)
+        if definition is None or drop is None:
+            return False
+        drop(spark, definition, namespace, cascade)
+        return True
+
     # -- sessions --------------------------------------------------------------
     def load(self, spark: SparkSession) -> None:
         """Register the store's catalogs (at start: no connection is tried here,

@@ -205,6 +205,30 @@ class GenericInMemoryCatalogType:
     def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
         self.prepare(spark, definition)  # an empty catalog again, as Flink's after a restart
 
+    def drop_namespace(
+        self, spark: SparkSession, definition: CatalogDefinition, namespace: str, cascade: bool
+    ) -> None:
+        """DROP DATABASE: Derby drops a schema only when written ``RESTRICT``,
+        which Spark's JDBC catalog does not write, and has no ``CASCADE``: the
+        tables go first, through Spark, then the schema on Derby's connection."""
+        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        tables = [str(row[1]) for row in spark.sql(f"SHOW TABLES IN {qualified}").collect()]
+        if tables and not cascade:
+            raise invalid(
+                f"Database {namespace} in catalog {definition.name} is not empty.",
+                kind="DatabaseNotEmptyException",
+            )
+        for table in tables:
+            spark.sql(f"DROP TABLE {qualified}.{quote(table)}").collect()
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        connection = jvm.java.sql.DriverManager.getConnection(self._url(definition.name))
+        try:
+            escaped = namespace.replace('"', '""')
+            connection.createStatement().execute(f'DROP SCHEMA "{escaped}" RESTRICT')
+        finally:
+            connection.close()
+
     def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
         database = self._databases.pop(definition.name, None)
         if database is None:

@@ -17,6 +17,8 @@ from sparkgate.service.statements.kinds import (
     SparkCommand,
 )
 from sparkgate.service.statements.metadata import flink_shapes
+from sparkgate.service.statements.results import ok_result
+from sparkgate.service.streaming.strategy import invalidate_tables
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_properties, quote_string
 
@@ -53,4 +55,23 @@ def drop_database(context: StatementContext, statement: DropDatabase) -> Executi
         named = tuple(part.lower() for part in statement.name)
         if named in (current, current[1:]):
             raise invalid("Cannot drop a database which is currently in use.")
+    if _dropped_by_catalog(context, statement):
+        return ok_result()
     return run_command(context, SparkCommand(statement.text, ("DROP", "DATABASE"), ddl=True))
+
+
+def _dropped_by_catalog(context: StatementContext, statement: DropDatabase) -> bool:
+    """Whether the database's catalog type dropped it (one whose Spark catalog
+    cannot: ``generic_in_memory``'s)."""
+    registry = context.session.context.catalogs
+    if registry is None or len(statement.name) > 2:
+        return False
+    spark = context.session.spark
+    catalog = statement.name[0] if len(statement.name) == 2 else spark.catalog.currentCatalog()
+    namespace = statement.name[-1]
+    if catalog not in registry or not spark.catalog.databaseExists(_name((catalog, namespace))):
+        return False  # Spark's command says it is not there (or nothing, IF EXISTS)
+    dropped = registry.drop_namespace(spark, catalog, namespace, cascade=statement.cascade)
+    if dropped:
+        invalidate_tables(context.session, statement.text)
+    return dropped
