@@ -3,6 +3,7 @@ savepoints that resume exactly once, failures, and statement sets."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -251,3 +252,41 @@ def test_a_malformed_job_id_is_refused_as_it_is_set(
     jobs.q shows a given id used, and an id in use refused."""
     with pytest.raises(ConfigurationError, match="a job id is 32 hexadecimal digits"):
         run(stream_service, session, "SET '$internal.pipeline.job-id' = 'job-1'")
+
+
+@pytest.mark.parametrize("source", ["datagen", "values"])
+def test_dml_sync_set_true_in_streaming_mode_waits_for_a_job_whose_sources_end(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    source: str,
+) -> None:
+    src, sink = name("src"), name("sink")
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+        "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '30', 'rows-per-second' = '10')",
+    )
+    path = tmp_path / "sink"
+    run(
+        stream_service,
+        session,
+        f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{path}', 'format' = 'parquet')",
+    )
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    query = f"SELECT id FROM {src}" if source == "datagen" else "VALUES (7), (8)"
+    expected = list(range(1, 31)) if source == "datagen" else [7, 8]
+    # Unset in streaming mode (Flink's default, false): the running job comes back.
+    if source == "datagen":
+        [(running,)] = run(stream_service, session, f"INSERT INTO {sink} {query}")
+        assert job_status(stream_service, session, running) == "RUNNING"
+        run(stream_service, session, f"STOP JOB '{running}'")
+        shutil.rmtree(path, ignore_errors=True)
+    run(stream_service, session, "SET 'table.dml-sync' = 'true'")
+    [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} {query}")
+    # Set true, as in Flink: the INSERT answers when its job has ended.
+    assert job_status(stream_service, session, job_id) == "FINISHED"
+    assert sink_ids(spark, path) == expected

@@ -32,8 +32,10 @@ RUNTIME_MODE = choice_option(
 DML_SYNC = bool_option(
     "table.dml-sync",
     True,
-    "Whether a batch INSERT waits for its job to finish. False makes it return its job id "
-    "at once (Flink's default); streaming INSERTs never wait.",
+    "Whether an INSERT waits for its job to finish. False makes it return its job id at "
+    "once (Flink's default). In streaming mode it is false unless set: set true, an INSERT "
+    "whose sources end (bounded datagen, files, VALUES) waits for its job, as in Flink; one "
+    "over an unbounded source returns its running job.",
 )
 
 SPARK_TIME_ZONE_KEY = "spark.sql.session.timeZone"

@@ -10,6 +10,7 @@ nothing but a cached catalog lookup.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,12 +21,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, SqlParseError, UnsupportedStatementError
-from sparkgate.api.jobs import JobStatusHook
+from sparkgate.api.jobs import JobStatus, JobStatusHook
 from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
 from sparkgate.service import options
 from sparkgate.service.catalog import quote_name
-from sparkgate.service.job.job import StreamStarter
+from sparkgate.service.job.job import Job, StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
 from sparkgate.service.spark.jobs import invalid, to_execution_error
@@ -111,6 +112,15 @@ class RuntimeOptions:
     @property
     def dml_sync(self) -> bool:
         return bool(self._get(options.DML_SYNC))
+
+    @property
+    def dml_waits(self) -> bool:
+        """Whether DML waits for its job: ``table.dml-sync``, true unless set in
+        batch mode, and false unless set in streaming mode (Flink's default
+        there, where a job may never end)."""
+        if self.streaming and self._raw(options.DML_SYNC.key) in (None, ""):
+            return False
+        return self.dml_sync
 
     @property
     def trigger_s(self) -> float:
@@ -636,6 +646,19 @@ def restarter(
     return restart
 
 
+def _await_stream(session: Session, operation: Operation, job: Job) -> None:
+    """``table.dml-sync`` on a streaming job whose sources end: the INSERT
+    answers when the job has, as Flink's; a cancelled statement stops it."""
+    while not job.done.wait(0.2):
+        if operation.status in _STOPPED:
+            with contextlib.suppress(ExecutionError):  # it ended meanwhile
+                session.context.jobs.stop_job(session.spark.sparkContext, job.id)
+            return
+    if job.status is JobStatus.FAILED:
+        cause = job.cause or "unknown cause"
+        raise ExecutionError(f"Job {job.id} failed: {cause}", causes=(cause,))
+
+
 def submit(
     session: Session,
     operation: Operation,
@@ -649,8 +672,10 @@ def submit(
 ) -> str:
     """Run prepared DML as one job of the job manager; its job id.
 
-    Streaming INSERTs make a streaming job; bounded ones a batch job, run
-    before the answer when ``table.dml-sync`` is on (and not streaming mode).
+    Streaming INSERTs make a streaming job; bounded ones a batch job. The
+    answer waits for the job's end when ``table.dml-sync`` says so
+    (:attr:`RuntimeOptions.dml_waits`), for a streaming job only when its
+    sources end (bounded datagen, files read as they were).
     ``hooks`` are the job's own; ``last_step`` runs after a batch job's
     writes, as part of the job (a CTAS publishing its table). ``replan``
     prepares the same INSERTs again: a streaming job with it resumes from its
@@ -697,13 +722,15 @@ def submit(
             resume=resume,
             job_id=runtime.job_id,
         )
+        if runtime.dml_waits and (job.bounded_rows is not None or job.available_now):
+            _await_stream(session, operation, job)
         return job.id
 
     def action() -> None:
         for plan in plans:
             _write(session, plan)
 
-    if runtime.streaming or not runtime.dml_sync:
+    if not runtime.dml_waits:
         return registry.submit_batch(
             sc,
             statement,
