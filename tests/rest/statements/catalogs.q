@@ -87,6 +87,53 @@ CREATE DATABASE db3;
 SELECT * FROM db3.q_mem_t3;
 !error TABLE_OR_VIEW_NOT_FOUND
 
+# Its databases keep a comment and properties (Derby, underneath, keeps neither).
+CREATE DATABASE db4 COMMENT 'db4_comment' WITH ('k1' = 'v1');
+!ok
+
+CREATE DATABASE db5 COMMENT 'only a comment';
+!ok
+
+ALTER DATABASE db4 SET ('k1' = 'a', 'k2' = 'b');
+!ok
+
+DESCRIBE DATABASE db4;
+| info_name | info_value |
+| Catalog Name | q_mem |
+| Namespace Name | db4 |
+| Comment | db4_comment |
+
+DESCRIBE DATABASE EXTENDED q_mem.db4;
+| info_name | info_value |
+| Catalog Name | q_mem |
+| Namespace Name | db4 |
+| Comment | db4_comment |
+| Properties | ((k1,a), (k2,b)) |
+
+DESCRIBE DATABASE EXTENDED db5;
+| info_name | info_value |
+| Catalog Name | q_mem |
+| Namespace Name | db5 |
+| Comment | only a comment |
+| Properties |  |
+
+CREATE DATABASE IF NOT EXISTS db4 COMMENT 'another';
+!ok
+
+ALTER DATABASE nope SET ('k' = 'v');
+!error Database nope does not exist in catalog q_mem
+
+DROP DATABASE db4;
+!ok
+
+DROP DATABASE db5;
+!ok
+
+SHOW DATABASES;
+| database name |
+| db |
+| db3 |
+
 USE CATALOG spark_catalog;
 !ok
 

@@ -13,7 +13,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalogs import spark as plugins
@@ -99,18 +99,67 @@ class CatalogRegistry:
         hidden: object = getattr(catalog_type, "hidden_namespaces", frozenset())
         return hidden if isinstance(hidden, frozenset) else frozenset()
 
+    def _capability(self, catalog: str, name: str) -> tuple[CatalogDefinition, Any] | None:
+        """Catalog ``catalog``'s definition and its type's optional method ``name``."""
+        with self._lock:
+            definition = self._definitions.get(catalog)
+            catalog_type = self._types.get(definition.type) if definition else None
+        method = getattr(catalog_type, name, None)
+        return None if definition is None or method is None else (definition, method)
+
+    def create_namespace(
+        self,
+        spark: SparkSession,
+        catalog: str,
+        namespace: str,
+        comment: str | None,
+        properties: Mapping[str, str],
+        *,
+        if_not_exists: bool,
+    ) -> bool:
+        """Create database ``namespace`` of ``catalog`` with its comment and
+        properties where its type keeps them itself (an optional
+        ``create_namespace``); False where Spark's CREATE DATABASE does."""
+        found = self._capability(catalog, "create_namespace")
+        if found is None:
+            return False
+        definition, create = found
+        create(spark, definition, namespace, comment, properties, if_not_exists)
+        return True
+
+    def alter_namespace(
+        self, spark: SparkSession, catalog: str, namespace: str, properties: Mapping[str, str]
+    ) -> bool:
+        """ALTER DATABASE ... SET where the catalog's type keeps the properties."""
+        found = self._capability(catalog, "alter_namespace")
+        if found is None:
+            return False
+        definition, alter = found
+        alter(spark, definition, namespace, properties)
+        return True
+
+    def namespace_metadata(
+        self, catalog: str, namespace: str
+    ) -> tuple[str | None, dict[str, str]] | None:
+        """The comment and properties the catalog's type keeps for a database;
+        None where Spark's catalog keeps them."""
+        found = self._capability(catalog, "namespace_metadata")
+        if found is None:
+            return None
+        definition, read = found
+        comment, properties = read(definition, namespace)
+        return comment, dict(properties)
+
     def drop_namespace(
         self, spark: SparkSession, catalog: str, namespace: str, *, cascade: bool
     ) -> bool:
         """Drop database ``namespace`` of ``catalog`` where its type drops
         databases itself (an optional ``drop_namespace``); False where Spark's
         DROP DATABASE does."""
-        with self._lock:
-            definition = self._definitions.get(catalog)
-            catalog_type = self._types.get(definition.type) if definition else None
-        drop = getattr(catalog_type, "drop_namespace", None)
-        if definition is None or drop is None:
+        found = self._capability(catalog, "drop_namespace")
+        if found is None:
             return False
+        definition, drop = found
         drop(spark, definition, namespace, cascade)
         return True
 

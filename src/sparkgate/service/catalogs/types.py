@@ -185,6 +185,9 @@ class GenericInMemoryCatalogType:
         # One Derby database per catalog, unique per gateway: another gateway in
         # the same JVM (tests, embedding) never shares it.
         self._databases: dict[str, str] = {}
+        # Each database's comment and properties (Derby keeps neither), by
+        # (catalog, database): in memory, as the rest of the catalog.
+        self._metadata: dict[tuple[str, str], tuple[str | None, dict[str, str]]] = {}
 
     def _url(self, name: str) -> str:
         database = self._databases.setdefault(name, f"sparkgate_{uuid.uuid4().hex}")
@@ -204,6 +207,47 @@ class GenericInMemoryCatalogType:
 
     def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
         self.prepare(spark, definition)  # an empty catalog again, as Flink's after a restart
+
+    def create_namespace(
+        self,
+        spark: SparkSession,
+        definition: CatalogDefinition,
+        namespace: str,
+        comment: str | None,
+        properties: Mapping[str, str],
+        if_not_exists: bool,
+    ) -> None:
+        """CREATE DATABASE with a comment or properties, which Derby cannot keep:
+        the schema in Derby, its comment and properties here."""
+        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        if if_not_exists and spark.catalog.databaseExists(qualified):
+            return
+        spark.sql(f"CREATE NAMESPACE {qualified}").collect()
+        self._metadata[(definition.name, namespace)] = (comment, dict(properties))
+
+    def alter_namespace(
+        self,
+        spark: SparkSession,
+        definition: CatalogDefinition,
+        namespace: str,
+        properties: Mapping[str, str],
+    ) -> None:
+        """ALTER DATABASE ... SET: the properties kept here, merged."""
+        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        if not spark.catalog.databaseExists(qualified):
+            raise invalid(
+                f"Database {namespace} does not exist in catalog {definition.name}.",
+                kind="DatabaseNotExistException",
+            )
+        comment, kept = self._metadata.get((definition.name, namespace), (None, {}))
+        self._metadata[(definition.name, namespace)] = (comment, {**kept, **properties})
+
+    def namespace_metadata(
+        self, definition: CatalogDefinition, namespace: str
+    ) -> tuple[str | None, dict[str, str]]:
+        """A database's comment and properties."""
+        comment, properties = self._metadata.get((definition.name, namespace), (None, {}))
+        return comment, dict(properties)
 
     def drop_namespace(
         self, spark: SparkSession, definition: CatalogDefinition, namespace: str, cascade: bool
@@ -228,8 +272,11 @@ class GenericInMemoryCatalogType:
             connection.createStatement().execute(f'DROP SCHEMA "{escaped}" RESTRICT')
         finally:
             connection.close()
+        self._metadata.pop((definition.name, namespace), None)
 
     def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:
+        for key in [key for key in self._metadata if key[0] == definition.name]:
+            del self._metadata[key]
         database = self._databases.pop(definition.name, None)
         if database is None:
             return

@@ -56,7 +56,7 @@ def _create(cursor: Cursor, text: str) -> k.CreateDatabase | None:
         if found is None:
             return None
         options = found
-    elif comment is None or not cursor.at_end():
+    elif comment is None:
         return None  # Spark's form: Spark's parser and answer
     if not cursor.at_end():
         return None

@@ -35,6 +35,7 @@ __all__ = [
     "CreateMaterializedTable",
     "CreateView",
     "DescribeCatalog",
+    "DescribeDatabase",
     "DescribeFunction",
     "DescribeJob",
     "DescribeTable",
@@ -246,6 +247,15 @@ class ShowCreateTable(MetadataQuery):
 
     table: tuple[str, ...] = ()
     view: bool = False
+
+
+@dataclass(frozen=True)
+class DescribeDatabase(MetadataQuery):
+    """``DESCRIBE DATABASE|SCHEMA|NAMESPACE [EXTENDED] name``: Spark's answer, or
+    the comment and properties a catalog of the gateway keeps itself."""
+
+    database: tuple[str, ...] = ()
+    extended: bool = False
 
 
 @dataclass(frozen=True)

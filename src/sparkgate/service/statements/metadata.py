@@ -37,6 +37,7 @@ from sparkgate.service.spark.plans import scala_strings
 from sparkgate.service.spark.types import to_result_schema
 from sparkgate.service.statements.expanded import expanded_query
 from sparkgate.service.statements.kinds import (
+    DescribeDatabase,
     DescribeTable,
     LikePattern,
     MetadataQuery,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
 
 __all__ = [
+    "describe_database",
     "describe_table",
     "flink_ddl",
     "flink_literal",
@@ -140,6 +142,28 @@ def show_databases(session: Session, statement: ShowDatabases) -> Execution | No
     hidden = registry.hidden_namespaces(catalog) if registry is not None else frozenset()
     names = [str(row[0]) for row in rows if str(row[0]) not in hidden]
     return _listing("database name", names, statement.like)
+
+
+def describe_database(session: Session, statement: DescribeDatabase) -> Execution | None:
+    """A database whose catalog keeps its comment and properties itself
+    (``generic_in_memory``), in Spark's rows; None: Spark answers."""
+    registry = session.context.catalogs
+    name = statement.database
+    if registry is None or len(name) > 2:
+        return None
+    catalog = name[0] if len(name) == 2 else session.spark.catalog.currentCatalog()
+    kept = registry.namespace_metadata(catalog, name[-1]) if catalog in registry else None
+    if kept is None:
+        return None
+    _collect(session, f"DESCRIBE DATABASE {quote_name((catalog, name[-1]))}")  # it exists
+    comment, properties = kept
+    rows = [["Catalog Name", catalog], ["Namespace Name", name[-1]]]
+    if comment is not None:
+        rows.append(["Comment", comment])
+    if statement.extended:
+        pairs = ", ".join(f"({k},{v})" for k, v in sorted(properties.items()))
+        rows.append(["Properties", f"({pairs})" if pairs else ""])
+    return table_result(["info_name", "info_value"], rows)
 
 
 def show_functions(session: Session, statement: ShowFunctions) -> Execution | None:

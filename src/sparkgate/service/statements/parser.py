@@ -304,6 +304,18 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
                 if function
                 else None
             )
+        if cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE") and cursor.peek(1) is not None:
+            cursor.take()
+            # DESCRIBE DATABASE EXTENDED d, but a database named `extended` alone is d
+            extended = cursor.word() == "EXTENDED" and cursor.peek(1) is not None
+            if extended:
+                cursor.take()
+            database = cursor.optional_name()
+            return (
+                at_end(k.DescribeDatabase(text, first, False, database, extended))
+                if database
+                else None
+            )
         if cursor.word() == "TABLE" and cursor.peek(1) is not None:
             cursor.take()
         if cursor.word() in _DESCRIBE_OTHER and cursor.peek(1) is not None:

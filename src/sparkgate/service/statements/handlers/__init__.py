@@ -47,6 +47,7 @@ REGISTRY = Registry(
         k.ShowTables: metadata.show_tables,
         k.ShowCreateTable: metadata.show_create_table,
         k.DescribeTable: metadata.describe_table,
+        k.DescribeDatabase: metadata.describe_database,
         k.DescribeFunction: metadata.describe_function,
         k.SparkCommand: command.run_command,
         k.Dml: dml.run_dml,

@@ -33,7 +33,30 @@ def _properties(options: Mapping[str, str]) -> str:
     return f"DBPROPERTIES ({quote_properties(options)})"
 
 
+def _in_catalog(context: StatementContext, name: tuple[str, ...]) -> tuple[str, str] | None:
+    """The catalog of the gateway's registry and the database ``name`` names;
+    None for a name of more parts or a catalog the registry does not hold."""
+    registry = context.session.context.catalogs
+    if registry is None or len(name) > 2:
+        return None
+    catalog = name[0] if len(name) == 2 else context.session.spark.catalog.currentCatalog()
+    return (catalog, name[-1]) if catalog in registry else None
+
+
 def create_database(context: StatementContext, statement: CreateDatabase) -> Execution:
+    registry = context.session.context.catalogs
+    named = _in_catalog(context, statement.name)
+    if named is not None and registry is not None:
+        catalog, namespace = named
+        if registry.create_namespace(
+            context.session.spark,
+            catalog,
+            namespace,
+            statement.comment,
+            statement.options,
+            if_not_exists=statement.if_not_exists,
+        ):
+            return ok_result()
     exists = "IF NOT EXISTS " if statement.if_not_exists else ""
     sql = f"CREATE DATABASE {exists}{_name(statement.name)}"
     if statement.comment is not None:
@@ -44,6 +67,13 @@ def create_database(context: StatementContext, statement: CreateDatabase) -> Exe
 
 
 def alter_database(context: StatementContext, statement: AlterDatabase) -> Execution:
+    registry = context.session.context.catalogs
+    named = _in_catalog(context, statement.name)
+    if named is not None and registry is not None:
+        catalog, namespace = named
+        spark = context.session.spark
+        if registry.alter_namespace(spark, catalog, namespace, statement.options):
+            return ok_result()
     sql = f"ALTER DATABASE {_name(statement.name)} SET {_properties(statement.options)}"
     return run_command(context, SparkCommand(sql, ("ALTER", "DATABASE"), ddl=True))
 
@@ -64,13 +94,13 @@ def _dropped_by_catalog(context: StatementContext, statement: DropDatabase) -> b
     """Whether the database's catalog type dropped it (one whose Spark catalog
     cannot: ``generic_in_memory``'s)."""
     registry = context.session.context.catalogs
-    if registry is None or len(statement.name) > 2:
+    named = _in_catalog(context, statement.name)
+    if named is None or registry is None:
         return False
     spark = context.session.spark
-    catalog = statement.name[0] if len(statement.name) == 2 else spark.catalog.currentCatalog()
-    namespace = statement.name[-1]
-    if catalog not in registry or not spark.catalog.databaseExists(_name((catalog, namespace))):
+    if not spark.catalog.databaseExists(_name(named)):
         return False  # Spark's command says it is not there (or nothing, IF EXISTS)
+    catalog, namespace = named
     dropped = registry.drop_namespace(spark, catalog, namespace, cascade=statement.cascade)
     if dropped:
         invalidate_tables(context.session, statement.text)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sparkgate.service.session.session import Session
 
 __all__ = [
+    "describe_database",
     "describe_function",
     "describe_table",
     "show_catalogs",
@@ -57,4 +58,5 @@ show_procedures = _or_spark(metadata.show_procedures)
 show_tables = _or_spark(metadata.show_tables)
 show_create_table = _or_spark(metadata.show_create_table)
 describe_table = _or_spark(metadata.describe_table)
+describe_database = _or_spark(metadata.describe_database)
 describe_function = _or_spark(function_info.describe_function)
