@@ -27,6 +27,28 @@ def sink_ids(spark: SparkSession, path: Path) -> list[int]:
     return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
 
 
+def ids_into_files(
+    service: SparkGatewayService, session: SessionHandle, path: Path, first: int, last: int
+) -> tuple[str, str]:
+    """A datagen table of the ids ``first`` to ``last`` (10 a second), and a
+    parquet filesystem table at ``path``: their names."""
+    src, sink = name("src"), name("sink")
+    run(
+        service,
+        session,
+        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+        f"'sequence', 'fields.id.start' = '{first}', 'fields.id.end' = '{last}', "
+        "'rows-per-second' = '10')",
+    )
+    run(
+        service,
+        session,
+        f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
+        f"'path' = '{path}', 'format' = 'parquet')",
+    )
+    return src, sink
+
+
 def test_stop_with_savepoint_and_resume_is_exactly_once(
     spark: SparkSession,
     stream_service: SparkGatewayService,
@@ -34,21 +56,8 @@ def test_stop_with_savepoint_and_resume_is_exactly_once(
     tmp_path: Path,
 ) -> None:
     rows = 100
-    src, sink = name("src"), name("sink")
-    run(
-        stream_service,
-        session,
-        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
-        f"'sequence', 'fields.id.start' = '0', 'fields.id.end' = '{rows - 1}', "
-        "'rows-per-second' = '10')",
-    )
     path = tmp_path / "sink"
-    run(
-        stream_service,
-        session,
-        f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
-        f"'path' = '{path}', 'format' = 'parquet')",
-    )
+    src, sink = ids_into_files(stream_service, session, path, 0, rows - 1)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     run(stream_service, session, "SET 'pipeline.name' = 'copy-ids'")
     [(job_id,)] = run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
@@ -262,20 +271,8 @@ def test_dml_sync_set_true_in_streaming_mode_waits_for_a_job_whose_sources_end(
     tmp_path: Path,
     source: str,
 ) -> None:
-    src, sink = name("src"), name("sink")
-    run(
-        stream_service,
-        session,
-        f"CREATE TABLE {src} (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
-        "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '30', 'rows-per-second' = '10')",
-    )
     path = tmp_path / "sink"
-    run(
-        stream_service,
-        session,
-        f"CREATE TABLE {sink} (id BIGINT) WITH ('connector' = 'filesystem', "
-        f"'path' = '{path}', 'format' = 'parquet')",
-    )
+    src, sink = ids_into_files(stream_service, session, path, 1, 30)
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     query = f"SELECT id FROM {src}" if source == "datagen" else "VALUES (7), (8)"
     expected = list(range(1, 31)) if source == "datagen" else [7, 8]

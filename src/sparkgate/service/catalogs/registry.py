@@ -107,6 +107,16 @@ class CatalogRegistry:
         method = getattr(catalog_type, name, None)
         return None if definition is None or method is None else (definition, method)
 
+    def _delegate(self, spark: SparkSession, catalog: str, name: str, *args: Any) -> bool:
+        """Call the catalog type's optional method ``name`` with the catalog's
+        definition and ``args``; False when it has none."""
+        found = self._capability(catalog, name)
+        if found is None:
+            return False
+        definition, method = found
+        method(spark, definition, *args)
+        return True
+
     def create_namespace(
         self,
         spark: SparkSession,
@@ -120,23 +130,15 @@ class CatalogRegistry:
         """Create database ``namespace`` of ``catalog`` with its comment and
         properties where its type keeps them itself (an optional
         ``create_namespace``); False where Spark's CREATE DATABASE does."""
-        found = self._capability(catalog, "create_namespace")
-        if found is None:
-            return False
-        definition, create = found
-        create(spark, definition, namespace, comment, properties, if_not_exists)
-        return True
+        return self._delegate(
+            spark, catalog, "create_namespace", namespace, comment, properties, if_not_exists
+        )
 
     def alter_namespace(
         self, spark: SparkSession, catalog: str, namespace: str, properties: Mapping[str, str]
     ) -> bool:
         """ALTER DATABASE ... SET where the catalog's type keeps the properties."""
-        found = self._capability(catalog, "alter_namespace")
-        if found is None:
-            return False
-        definition, alter = found
-        alter(spark, definition, namespace, properties)
-        return True
+        return self._delegate(spark, catalog, "alter_namespace", namespace, properties)
 
     def namespace_metadata(
         self, catalog: str, namespace: str
@@ -156,12 +158,7 @@ class CatalogRegistry:
         """Drop database ``namespace`` of ``catalog`` where its type drops
         databases itself (an optional ``drop_namespace``); False where Spark's
         DROP DATABASE does."""
-        found = self._capability(catalog, "drop_namespace")
-        if found is None:
-            return False
-        definition, drop = found
-        drop(spark, definition, namespace, cascade)
-        return True
+        return self._delegate(spark, catalog, "drop_namespace", namespace, cascade)
 
     # -- sessions --------------------------------------------------------------
     def load(self, spark: SparkSession) -> None:

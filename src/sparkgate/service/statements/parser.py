@@ -287,6 +287,15 @@ def _parse_metadata(cursor: Cursor, text: str, first: str) -> k.MetadataQuery:
     return form if form is not None else k.MetadataQuery(text, first, relational=False)
 
 
+def _described(cursor: Cursor) -> tuple[tuple[str, ...] | None, bool]:
+    """``[EXTENDED] name`` after DESCRIBE FUNCTION|DATABASE: the name, and whether
+    EXTENDED was written (an object named `extended` alone is that name)."""
+    extended = cursor.word() == "EXTENDED" and cursor.peek(1) is not None
+    if extended:
+        cursor.take()
+    return cursor.optional_name(), extended
+
+
 def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | None:
     def at_end(form: k.MetadataQuery) -> k.MetadataQuery | None:
         return form if cursor.at_end() else None
@@ -294,11 +303,7 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
     if first in ("DESCRIBE", "DESC"):
         if cursor.word() == "FUNCTION" and cursor.peek(1) is not None:
             cursor.take()
-            # DESCRIBE FUNCTION EXTENDED f, but a function named `extended` alone is f
-            extended = cursor.word() == "EXTENDED" and cursor.peek(1) is not None
-            if extended:
-                cursor.take()
-            function = cursor.optional_name()
+            function, extended = _described(cursor)
             return (
                 at_end(k.DescribeFunction(text, first, False, function, extended))
                 if function
@@ -306,11 +311,7 @@ def _metadata_form(cursor: Cursor, text: str, first: str) -> k.MetadataQuery | N
             )
         if cursor.word() in ("DATABASE", "SCHEMA", "NAMESPACE") and cursor.peek(1) is not None:
             cursor.take()
-            # DESCRIBE DATABASE EXTENDED d, but a database named `extended` alone is d
-            extended = cursor.word() == "EXTENDED" and cursor.peek(1) is not None
-            if extended:
-                cursor.take()
-            database = cursor.optional_name()
+            database, extended = _described(cursor)
             return (
                 at_end(k.DescribeDatabase(text, first, False, database, extended))
                 if database
