@@ -71,14 +71,14 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
         (
             "SELECT a || b IS JSON, (x IS NOT JSON OBJECT) FROM t WHERE y = s IS JSON ARRAY",
             "SELECT (try_parse_json(a || b) IS NOT NULL), "
-            "(NOT coalesce(schema_of_variant(try_parse_json(x)) RLIKE '^OBJECT<', false)) "
-            "FROM t WHERE y = coalesce(schema_of_variant(try_parse_json(s)) "
-            "RLIKE '^ARRAY<', false)",
+            "((NOT coalesce(schema_of_variant(try_parse_json(x)) RLIKE '^OBJECT<', false))) "
+            "FROM t WHERE y = (coalesce(schema_of_variant(try_parse_json(s)) "
+            "RLIKE '^ARRAY<', false))",
         ),
         (
             "SELECT f(j) IS JSON SCALAR AND ARRAY[1] IS NOT NULL",
-            "SELECT coalesce(schema_of_variant(try_parse_json(f(j))) "
-            "RLIKE '^(?!OBJECT<|ARRAY<)', false) AND array(1) IS NOT NULL",
+            "SELECT (coalesce(schema_of_variant(try_parse_json(f(j))) "
+            "RLIKE '^(?!OBJECT<|ARRAY<)', false)) AND array(1) IS NOT NULL",
         ),
         # A constructor's value made by a constructor nests as JSON.
         (
@@ -93,6 +93,16 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
             "SELECT get_json_object(j, '$[\\'a b\\']'), get_json_object(j, '$.a')",
         ),
         ("SELECT ARRAY_CONCAT(a, b), ARRAY_REVERSE(a)", "SELECT concat(a, b), reverse(a)"),
+        # A column named as a constructor is a value like any other.
+        (
+            "SELECT JSON_ARRAY(json_object)",
+            "SELECT to_json(map_values(from_json(to_json(named_struct('e00000', (json_object)), "
+            "map('ignoreNullFields', 'true')), 'map<string, variant>')))",
+        ),
+        (
+            "SELECT 1 = j IS NOT JSON",
+            "SELECT 1 = (NOT try_parse_json(j) IS NOT NULL)",
+        ),
     ],
 )
 def test_flinks_json_and_collection_functions_become_sparks(flink: str, spark: str) -> None:

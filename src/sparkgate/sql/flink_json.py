@@ -100,11 +100,12 @@ def is_json(tokens: Sequence[Token], at: int) -> tuple[int, str, str] | None:
         return None
     kind = word_at(tokens, i + 1)
     end = i + 2 if kind in ("VALUE", *_KINDS) else i + 1
-    prefix = "NOT " if negated else ""
+    # In parentheses: a negation is one operand wherever it stands (x = j IS NOT JSON).
+    prefix = "(NOT " if negated else "("
     if kind in _KINDS:
         before = f"{prefix}coalesce(schema_of_variant(try_parse_json("
-        return end, before, f")) RLIKE '{_KINDS[kind]}', false)"
-    return end, f"{prefix}(try_parse_json(", ") IS NOT NULL)"
+        return end, before, f")) RLIKE '{_KINDS[kind]}', false))"
+    return end, f"{prefix}try_parse_json(", ") IS NOT NULL)"
 
 
 def _text(text: str, tokens: Sequence[Token]) -> str:
@@ -126,7 +127,7 @@ def _ignore_nulls(on_null: str) -> str:
 def _value(text: str, item: Sequence[Token], rewrite: Rewrite) -> str:
     """A JSON constructor's value: another constructor's JSON nests as JSON."""
     value = rewrite(_text(text, item))
-    nested = word_at(item, 0) in ("JSON_OBJECT", "JSON_ARRAY")
+    nested = word_at(item, 0) in ("JSON_OBJECT", "JSON_ARRAY") and len(item) > 2
     if nested and item[1].kind is TokenKind.LPAREN and item[-1].kind is TokenKind.RPAREN:
         return f"parse_json({value})"
     return f"({value})"
