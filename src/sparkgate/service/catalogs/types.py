@@ -151,6 +151,11 @@ class JdbcCatalogType:
         pass
 
 
+def _qualified(definition: CatalogDefinition, namespace: str) -> str:
+    """The quoted ``catalog.database`` name of one of the catalog's databases."""
+    return f"{quote(definition.name)}.{quote(namespace)}"
+
+
 class GenericInMemoryCatalogType:
     """Flink's ``generic_in_memory``: a catalog whose databases and tables live in
     the gateway's memory only, gone when it stops (or the catalog is dropped).
@@ -202,7 +207,7 @@ class GenericInMemoryCatalogType:
         return definition.options.get(self.DEFAULT_DATABASE_KEY) or self.DEFAULT_DATABASE
 
     def prepare(self, spark: SparkSession, definition: CatalogDefinition) -> None:
-        namespace = f"{quote(definition.name)}.{quote(self.default_namespace(definition))}"
+        namespace = _qualified(definition, self.default_namespace(definition))
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}").collect()
 
     def restore(self, spark: SparkSession, definition: CatalogDefinition) -> None:
@@ -219,7 +224,7 @@ class GenericInMemoryCatalogType:
     ) -> None:
         """CREATE DATABASE with a comment or properties, which Derby cannot keep:
         the schema in Derby, its comment and properties here."""
-        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        qualified = _qualified(definition, namespace)
         if if_not_exists and spark.catalog.databaseExists(qualified):
             return
         spark.sql(f"CREATE NAMESPACE {qualified}").collect()
@@ -233,7 +238,7 @@ class GenericInMemoryCatalogType:
         properties: Mapping[str, str],
     ) -> None:
         """ALTER DATABASE ... SET: the properties kept here, merged."""
-        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        qualified = _qualified(definition, namespace)
         if not spark.catalog.databaseExists(qualified):
             raise invalid(
                 f"Database {namespace} does not exist in catalog {definition.name}.",
@@ -255,7 +260,7 @@ class GenericInMemoryCatalogType:
         """DROP DATABASE: Derby drops a schema only when written ``RESTRICT``,
         which Spark's JDBC catalog does not write, and has no ``CASCADE``: the
         tables go first, through Spark, then the schema on Derby's connection."""
-        qualified = f"{quote(definition.name)}.{quote(namespace)}"
+        qualified = _qualified(definition, namespace)
         tables = [str(row[1]) for row in spark.sql(f"SHOW TABLES IN {qualified}").collect()]
         if tables and not cascade:
             raise invalid(
