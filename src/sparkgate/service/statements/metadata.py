@@ -72,6 +72,7 @@ __all__ = [
     "flink_path",
     "flink_shapes",
     "full_name",
+    "registry_database",
     "show_catalogs",
     "show_create_table",
     "show_current_catalog",
@@ -144,20 +145,31 @@ def show_databases(session: Session, statement: ShowDatabases) -> Execution | No
     return _listing("database name", names, statement.like)
 
 
+def registry_database(session: Session, name: tuple[str, ...]) -> tuple[str, str] | None:
+    """The catalog of the gateway's registry and the database ``name`` names
+    (in the current catalog for one part); None for a name of more parts or a
+    catalog the registry does not hold."""
+    registry = session.context.catalogs
+    if registry is None or len(name) > 2:
+        return None
+    catalog = name[0] if len(name) == 2 else session.spark.catalog.currentCatalog()
+    return (catalog, name[-1]) if catalog in registry else None
+
+
 def describe_database(session: Session, statement: DescribeDatabase) -> Execution | None:
     """A database whose catalog keeps its comment and properties itself
     (``generic_in_memory``), in Spark's rows; None: Spark answers."""
     registry = session.context.catalogs
-    name = statement.database
-    if registry is None or len(name) > 2:
+    named = registry_database(session, statement.database)
+    if named is None or registry is None:
         return None
-    catalog = name[0] if len(name) == 2 else session.spark.catalog.currentCatalog()
-    kept = registry.namespace_metadata(catalog, name[-1]) if catalog in registry else None
+    catalog, database = named
+    kept = registry.namespace_metadata(catalog, database)
     if kept is None:
         return None
-    _collect(session, f"DESCRIBE DATABASE {quote_name((catalog, name[-1]))}")  # it exists
+    _collect(session, f"DESCRIBE DATABASE {quote_name(named)}")  # it exists
     comment, properties = kept
-    rows = [["Catalog Name", catalog], ["Namespace Name", name[-1]]]
+    rows = [["Catalog Name", catalog], ["Namespace Name", database]]
     if comment is not None:
         rows.append(["Comment", comment])
     if statement.extended:

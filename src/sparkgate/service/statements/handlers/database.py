@@ -16,7 +16,7 @@ from sparkgate.service.statements.kinds import (
     DropDatabase,
     SparkCommand,
 )
-from sparkgate.service.statements.metadata import flink_shapes
+from sparkgate.service.statements.metadata import flink_shapes, registry_database
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming.strategy import invalidate_tables
 from sparkgate.sql.quoting import quote_identifier as quote
@@ -33,19 +33,9 @@ def _properties(options: Mapping[str, str]) -> str:
     return f"DBPROPERTIES ({quote_properties(options)})"
 
 
-def _in_catalog(context: StatementContext, name: tuple[str, ...]) -> tuple[str, str] | None:
-    """The catalog of the gateway's registry and the database ``name`` names;
-    None for a name of more parts or a catalog the registry does not hold."""
-    registry = context.session.context.catalogs
-    if registry is None or len(name) > 2:
-        return None
-    catalog = name[0] if len(name) == 2 else context.session.spark.catalog.currentCatalog()
-    return (catalog, name[-1]) if catalog in registry else None
-
-
 def create_database(context: StatementContext, statement: CreateDatabase) -> Execution:
     registry = context.session.context.catalogs
-    named = _in_catalog(context, statement.name)
+    named = registry_database(context.session, statement.name)
     if named is not None and registry is not None:
         catalog, namespace = named
         if registry.create_namespace(
@@ -68,7 +58,7 @@ def create_database(context: StatementContext, statement: CreateDatabase) -> Exe
 
 def alter_database(context: StatementContext, statement: AlterDatabase) -> Execution:
     registry = context.session.context.catalogs
-    named = _in_catalog(context, statement.name)
+    named = registry_database(context.session, statement.name)
     if named is not None and registry is not None:
         catalog, namespace = named
         spark = context.session.spark
@@ -94,7 +84,7 @@ def _dropped_by_catalog(context: StatementContext, statement: DropDatabase) -> b
     """Whether the database's catalog type dropped it (one whose Spark catalog
     cannot: ``generic_in_memory``'s)."""
     registry = context.session.context.catalogs
-    named = _in_catalog(context, statement.name)
+    named = registry_database(context.session, statement.name)
     if named is None or registry is None:
         return False
     spark = context.session.spark
