@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,83 @@ def test_alter_as_adds_columns_at_the_end(mt_service: SparkGatewayService, s: Se
     assert run(service, s, f"SELECT * FROM {mt}") == [(1, "a")]
     assert "SELECT id, ds" in run(service, s, f"SHOW CREATE MATERIALIZED TABLE {mt}")[0][0]
     run(service, s, f"DROP MATERIALIZED TABLE {mt}")
+
+
+def test_a_connector_table_refreshed_in_full(
+    mt_service: SparkGatewayService, s: SessionHandle, tmp_path: Path
+):
+    """WITH ('connector' = 'filesystem', ...): the table is that connector's table; a
+    refresh replaces the files of the partitions it refreshes, as INSERT OVERWRITE."""
+    service = mt_service
+    src = _source(service, s, "(1, 1.50, '2024-01-01'), (2, 2.25, '2024-01-02')")
+    mt = unique_name("fsmt")
+    out = tmp_path / "files"
+    run(
+        service,
+        s,
+        f"CREATE MATERIALIZED TABLE {mt} PARTITIONED BY (ds) WITH ('connector' = 'filesystem', "
+        f"'path' = '{out}', 'format' = 'json') REFRESH_MODE = FULL "
+        f"AS SELECT id, amount, ds FROM {src}",
+    )
+    assert out.is_dir()
+    shown = run(service, s, f"SHOW CREATE MATERIALIZED TABLE {mt}")[0][0]
+    assert "'connector' = 'filesystem'" in shown and "PARTITIONED BY (`ds`)" in shown
+    run(service, s, f"ALTER MATERIALIZED TABLE {mt} REFRESH")
+    assert sorted(run(service, s, f"SELECT id, amount, ds FROM {mt}")) == [
+        (1, Decimal("1.50"), "2024-01-01"),
+        (2, Decimal("2.25"), "2024-01-02"),
+    ]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
+        "ds=2024-01-01",
+        "ds=2024-01-02",
+    ]
+    run(service, s, f"INSERT INTO {src} VALUES (3, 3.00, '2024-01-01'), (4, 4.00, '2024-01-02')")
+    # One partition again: its files are replaced, the other's stay as they were.
+    run(service, s, f"ALTER MATERIALIZED TABLE {mt} REFRESH PARTITION (ds = '2024-01-01')")
+    assert sorted(run(service, s, f"SELECT id, ds FROM {mt}")) == [
+        (1, "2024-01-01"),
+        (2, "2024-01-02"),
+        (3, "2024-01-01"),
+    ]
+    # A column added at the end reaches the connector table's definition and its files.
+    run(
+        service,
+        s,
+        f"ALTER MATERIALIZED TABLE {mt} AS SELECT id, amount, ds, id * 2 AS twice FROM {src}",
+    )
+    run(service, s, f"ALTER MATERIALIZED TABLE {mt} REFRESH")
+    assert sorted(run(service, s, f"SELECT id, twice FROM {mt}")) == [
+        (1, 2),
+        (2, 4),
+        (3, 6),
+        (4, 8),
+    ]
+    run(service, s, f"DROP MATERIALIZED TABLE {mt}")
+    assert not [r for r in run(service, s, "SHOW TABLES") if r[0] == mt]
+
+
+def test_a_connector_that_cannot_take_the_rows_leaves_nothing(
+    mt_service: SparkGatewayService, s: SessionHandle
+):
+    service = mt_service
+    src = _source(service, s, "(1, 1.00, 'a')")
+    jobs_before = len(service.list_jobs())
+    mt = unique_name("badsink")
+    for options, message in (
+        ("'connector' = 'datagen'", "only be used as a source"),
+        ("'connector' = 'blackhole', 'nope' = '1'", "Unsupported option 'nope'"),
+        ("'connector' = 'nowhere'", "Unsupported connector 'nowhere'"),
+        ("'connector' = 'filesystem', 'format' = 'json'", "requires the option 'path'"),
+    ):
+        text = error_text(
+            service,
+            s,
+            f"CREATE MATERIALIZED TABLE {mt} WITH ({options}) REFRESH_MODE = FULL "
+            f"AS SELECT * FROM {src}",
+        )
+        assert message in text
+    assert not [r for r in run(service, s, "SHOW TABLES") if r[0] == mt]
+    assert len(service.list_jobs()) == jobs_before
 
 
 def test_unknown_scheduler_type_stops_the_start(spark: Any, tmp_path: Path):

@@ -124,7 +124,7 @@ def test_mismatched_inserts_fail_clearly(
         run(
             stream_service,
             session,
-            f"CREATE TABLE {name()} (a INT) PARTITIONED BY (a) WITH ('connector' = 'blackhole')",
+            f"CREATE TABLE {name()} (a INT) PARTITIONED BY (a) WITH ('connector' = 'datagen')",
         )
 
 

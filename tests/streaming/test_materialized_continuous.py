@@ -5,6 +5,7 @@ SUSPEND and RESUME lose and double nothing."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import uuid
@@ -153,6 +154,60 @@ def test_continuous_aggregate_without_key_is_a_clear_error(
     assert "PRIMARY KEY" in text
     assert not [r for r in run(service, s, "SHOW TABLES") if r[0] == mt]
     assert not [j for j in service.list_jobs() if j.name.endswith(mt)]
+
+
+def test_connector_tables_kept_fresh_continuously(
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """WITH ('connector' = ...): the job writes into that connector's table as a
+    streaming INSERT does; an aggregation without a key goes to a sink that takes
+    its changes (Flink's own example is one into blackhole)."""
+    service, s = stream_service, session
+    directory = tmp_path / "in"
+    _drop_file(directory, [{"k": "a", "v": 1}, {"k": "a", "v": 2}, {"k": "b", "v": 5}])
+    src = _source(service, s, directory)
+    caplog.set_level(logging.INFO, logger="sparkgate.print")
+    printed = name("printed")
+    run(
+        service,
+        s,
+        f"CREATE MATERIALIZED TABLE {printed} WITH ('connector' = 'print', "
+        f"'print-identifier' = '{printed}') FRESHNESS = INTERVAL '1' SECOND "
+        f"AS SELECT k, count(*) AS n, sum(v) AS total FROM {src} GROUP BY k",
+    )
+    assert wait_for(lambda: f"{printed}> +I[a, 2, 3]" in caplog.text, 90)
+    _drop_file(directory, [{"k": "a", "v": 10}])
+    assert wait_for(lambda: f"{printed}> +I[a, 3, 13]" in caplog.text, 90)
+    described = _describe(service, s, printed)
+    assert (described["refresh mode"], described["refresh status"]) == ("CONTINUOUS", "ACTIVATED")
+    files, out = name("files"), tmp_path / "out"
+    run(
+        service,
+        s,
+        f"CREATE MATERIALIZED TABLE {files} WITH ('connector' = 'filesystem', "
+        f"'path' = '{out}', 'format' = 'json') FRESHNESS = INTERVAL '1' SECOND "
+        f"AS SELECT k, v * 10 AS v10 FROM {src}",
+    )
+
+    def truth() -> list[tuple[Any, ...]]:
+        return _rows(service, s, f"SELECT k, v * 10 FROM {src}")
+
+    assert wait_for(lambda: _rows(service, s, f"SELECT * FROM {files}") == truth(), 90)
+    run(service, s, f"ALTER MATERIALIZED TABLE {files} SUSPEND")
+    _drop_file(directory, [{"k": "c", "v": 3}])
+    run(service, s, f"ALTER MATERIALIZED TABLE {files} RESUME")
+    assert wait_for(lambda: _rows(service, s, f"SELECT * FROM {files}") == truth(), 90)
+    jobs = [j for j in service.list_jobs() if j.name.endswith((printed, files))]
+    running = [j for j in jobs if j.status.value == "RUNNING"]
+    assert len(running) == 2
+    for table in (printed, files):
+        run(service, s, f"DROP MATERIALIZED TABLE {table}")
+    assert all(service.describe_job(j.job_id).status.value == "CANCELED" for j in running)
+    assert not [r for r in run(service, s, "SHOW TABLES") if r[0] in (printed, files)]
+    assert any(out.rglob("*.json"))  # a dropped filesystem table's files stay, as in Flink
 
 
 def test_a_graceful_restart_starts_the_continuous_job_again(spark: Any, tmp_path: Path) -> None:

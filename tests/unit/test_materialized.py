@@ -197,6 +197,22 @@ def test_definition_round_trips_through_table_properties() -> None:
     assert table.name == "`spark_catalog`.`db`.`t`"
 
 
+def test_show_create_masks_a_connectors_secrets() -> None:
+    from sparkgate.service.statements.handlers.materialized import show_create_text
+
+    table = MaterializedTable(
+        ("spark_catalog", "default", "t"),
+        "SELECT id FROM src",
+        Freshness(3, "MINUTE"),
+        "AUTOMATIC",
+        RefreshMode.CONTINUOUS,
+        options={"connector": "jdbc", "url": "jdbc:postgresql://h/db", "password": "s3cret"},
+    )
+    text = show_create_text(table, [("id", "INT")])
+    assert "'url' = 'jdbc:postgresql://h/db'" in text
+    assert "s3cret" not in text and "'password' = '******'" in text
+
+
 # -- cron ---------------------------------------------------------------------------
 
 

@@ -1,7 +1,10 @@
 """Materialized tables (FLIP-435): created, kept fresh, suspended, resumed, dropped.
 
 A materialized table is a catalog table plus its definition in the table's
-properties (:mod:`.definition`). The gateway keeps it fresh one of two ways:
+properties (:mod:`.definition`): a table of Spark's (``'format'``, Parquet by
+default), or with ``'connector'`` in its options a connector table of the
+gateway's (a sink: files, Kafka, JDBC, print, blackhole), stored as CREATE
+TABLE ... WITH stores one. The gateway keeps it fresh one of two ways:
 
 - CONTINUOUS: a streaming job of the job manager (listed in SHOW JOBS,
   named after the table) writes the query's rows, one micro-batch per
@@ -12,7 +15,8 @@ properties (:mod:`.definition`). The gateway keeps it fresh one of two ways:
 - FULL: a refresh workflow in the workflow scheduler fires on a cron
   derived from the freshness; each refresh is a batch job of ``INSERT
   OVERWRITE`` (of one partition when the table has a date formatter for a
-  partition column).
+  partition column); a connector's table gets the rows as an INSERT writes
+  them (files of the partitions refreshed replaced, other sinks appended to).
 
 Jobs run in Spark sessions of their own, not the creating session's, so they
 outlive it, as every job of the job manager does.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -61,7 +65,11 @@ from sparkgate.service.materialized.upsert import (
 from sparkgate.service.materialized.versions import replace_contents
 from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.jobs import invalid, to_execution_error
-from sparkgate.service.streaming import resolve
+from sparkgate.service.spark.types import to_logical_type
+from sparkgate.service.streaming import connectors, resolve
+from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.service.streaming.query import sink_modes, start_with_fallback
 from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
@@ -230,6 +238,9 @@ class MaterializedTableManager:
             comment = spark.catalog.getTable(name).description
         except Exception:
             log.debug("No columns of %s", name, exc_info=True)
+        stored = props.get(connectors.DEFINITION_PROPERTY)
+        if stored is not None:  # a connector's table: a view of Spark's, but for files
+            partitions = TableDefinition.from_json(identifier, stored).partition_keys
         return MaterializedTable.from_properties(identifier, props, partitions, comment)
 
     def require(
@@ -268,9 +279,10 @@ class MaterializedTableManager:
     def _save(self, spark: SparkSession, table: MaterializedTable) -> None:
         props = table.properties()
         text = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in props.items())
+        kind = "VIEW" if _stored_as_view(table) else "TABLE"
         with self._catalog_lock(table.identifier):
             spark.sql(
-                f"ALTER TABLE {_quoted(table.identifier)} SET TBLPROPERTIES ({text})"
+                f"ALTER {kind} {_quoted(table.identifier)} SET TBLPROPERTIES ({text})"
             ).collect()
 
     # -- creating ------------------------------------------------------------------------
@@ -306,13 +318,8 @@ class MaterializedTableManager:
                 sql_state="42704",
             )
         options = dict(options or {})
-        if "connector" in options:
-            raise UnsupportedStatementError(
-                "A materialized table is a table of its catalog: WITH takes 'format' "
-                f"({', '.join(_FORMATS)}) and partition formatters, not 'connector'"
-            )
         table_format = options.get("format", "parquet").lower()
-        if table_format not in _FORMATS:
+        if "connector" not in options and table_format not in _FORMATS:
             raise UnsupportedStatementError(
                 f"Unsupported format '{table_format}' for a materialized table "
                 f"(supported: {', '.join(_FORMATS)})"
@@ -358,19 +365,28 @@ class MaterializedTableManager:
             options=options,
             owner=owner,
         )
-        ddl = frame._jdf.schema().asNullable().toDDL()
-        clauses = f"USING {table_format}"
-        if partition_keys:
-            clauses += f" PARTITIONED BY ({', '.join(quote_identifier(k) for k in partition_keys)})"
-        if comment:
-            clauses += f" COMMENT {quote_string(comment)}"
-        props = ", ".join(
-            f"{quote_string(k)} = {quote_string(v)}" for k, v in table.properties().items()
-        )
+        if "connector" in options:
+            sink = _sink_of(table, frame)
+            connectors.sink_kind(sink)  # a source-only connector or a bad option: refused
+            if sink.connector == "filesystem":
+                Files(spark).make_directories(sink.options["path"])
+            stored = connectors.catalog_ddl(
+                sink, connectors.stored_select(sink), properties=table.properties()
+            )
+        else:
+            ddl = frame._jdf.schema().asNullable().toDDL()
+            clauses = f"USING {table_format}"
+            if partition_keys:
+                listed = ", ".join(quote_identifier(k) for k in partition_keys)
+                clauses += f" PARTITIONED BY ({listed})"
+            if comment:
+                clauses += f" COMMENT {quote_string(comment)}"
+            props = ", ".join(
+                f"{quote_string(k)} = {quote_string(v)}" for k, v in table.properties().items()
+            )
+            stored = f"CREATE TABLE {_quoted(identifier)} ({ddl}) {clauses} TBLPROPERTIES ({props})"
         try:
-            spark.sql(
-                f"CREATE TABLE {_quoted(identifier)} ({ddl}) {clauses} TBLPROPERTIES ({props})"
-            ).collect()
+            spark.sql(stored).collect()
         except Exception as exc:
             raise to_execution_error(exc) from exc
         resolve.invalidate()
@@ -394,8 +410,9 @@ class MaterializedTableManager:
             self._stop_refreshing(table)
         except Exception:
             log.warning("Could not stop the refresh of %s", table.name, exc_info=True)
+        kind = "VIEW" if _stored_as_view(table) else "TABLE"
         try:
-            spark.sql(f"DROP TABLE IF EXISTS {_quoted(table.identifier)}").collect()
+            spark.sql(f"DROP {kind} IF EXISTS {_quoted(table.identifier)}").collect()
         except Exception:
             log.warning("Could not drop the half-made table %s", table.name, exc_info=True)
         resolve.invalidate()
@@ -442,16 +459,21 @@ class MaterializedTableManager:
                 self._catalog_lock(table.identifier),
                 lambda: self._seen_everywhere(table.identifier),
             )
-            if table.primary_key
+            if table.primary_key and "connector" not in table.options
             else None
         )
 
+        sink = self._sink(spark, table)
+        every = f"{int(trigger_s * 1000)} milliseconds"
+
         def start(checkpoint: str) -> StreamingQuery:
             frame = _stream_frame(spark, table.query, trigger_s)
+            if sink is not None:
+                return _start_sink(frame, sink, checkpoint, every)
             columns = spark.table(name).columns
             frame = frame.select(*(quote_identifier(c) for c in columns))
             writer = frame.writeStream.option("checkpointLocation", checkpoint).trigger(
-                processingTime=f"{int(trigger_s * 1000)} milliseconds"
+                processingTime=every
             )
             if upsert is not None:
                 query: StreamingQuery = upsert.start(writer.outputMode("update"), checkpoint)
@@ -607,20 +629,49 @@ class MaterializedTableManager:
             if job is not None and not job.status.is_terminal:
                 assert self._spark is not None
                 self._jobs.stop_job(self._spark.sparkContext, job.id)
+        sink = self._sink(spark, table)
         if added:
-            columns = ", ".join(
-                f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in added
-            )
-            spark.sql(f"ALTER TABLE {_quoted(table.identifier)} ADD COLUMNS ({columns})").collect()
-            resolve.invalidate()
+            self._add_columns(spark, table, sink, added)
         table = replace(table, query=query)
         if running:
             # A new query has new state: its job reads its sources from the start into an
-            # emptied table (a checkpoint of the old query would not fit it).
-            spark.sql(f"TRUNCATE TABLE {_quoted(table.identifier)}").collect()
+            # emptied table (a checkpoint of the old query would not fit it). A connector's
+            # sink is not emptied: what it was sent is gone from the gateway's reach.
+            if sink is None:
+                spark.sql(f"TRUNCATE TABLE {_quoted(table.identifier)}").collect()
             table = self._start_continuous(table, restore=None)
         self._save(spark, table)
         return table
+
+    def _add_columns(
+        self,
+        spark: SparkSession,
+        table: MaterializedTable,
+        sink: TableDefinition | None,
+        added: Sequence[Any],
+    ) -> None:
+        name = _quoted(table.identifier)
+        if sink is None or sink.connector == "filesystem":
+            columns = ", ".join(
+                f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in added
+            )
+            spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({columns})").collect()
+        if sink is not None:
+            grown = replace(sink, columns=(*sink.columns, *_columns(added, ())))
+            if sink.connector == "filesystem":
+                stored = f"{quote_string(connectors.DEFINITION_PROPERTY)} = "
+                stored += quote_string(grown.to_json())
+                spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})").collect()
+            else:
+                spark.sql(
+                    connectors.catalog_ddl(
+                        grown,
+                        connectors.stored_select(grown),
+                        replace=True,
+                        properties=table.properties(),
+                    )
+                ).collect()
+        resolve.invalidate()
 
     def alter_freshness(
         self, spark: SparkSession, name: tuple[str, ...], freshness: Freshness
@@ -657,9 +708,11 @@ class MaterializedTableManager:
         if table is None:
             return False
         self._stop_refreshing(table)
-        location = table_location(spark, _quoted(table.identifier))
-        spark.sql(f"DROP TABLE {_quoted(table.identifier)}").collect()
-        if _is_managed_version(location):
+        connector = "connector" in table.options
+        location = None if connector else table_location(spark, _quoted(table.identifier))
+        kind = "VIEW" if _stored_as_view(table) else "TABLE"
+        spark.sql(f"DROP {kind} {_quoted(table.identifier)}").collect()
+        if location is not None and _is_managed_version(location):
             # DROP removes the current version only: its siblings (and the base) go too.
             Files(spark).delete(base_directory(location))
         resolve.invalidate()
@@ -714,6 +767,10 @@ class MaterializedTableManager:
                     if self._waiting.get(key) == job_id[0]:
                         del self._waiting[key]
                 frame = _batch_frame(job_spark, table.query)
+                sink = self._sink(job_spark, table)
+                if sink is not None:
+                    _write_sink(job_spark, table, sink, frame, partitions)
+                    return
                 replace_contents(
                     job_spark,
                     table.identifier,
@@ -741,6 +798,15 @@ class MaterializedTableManager:
             if request.periodic and not started.is_set():
                 self._waiting[key] = job.id
         return job
+
+    def _sink(self, spark: SparkSession, table: MaterializedTable) -> TableDefinition | None:
+        """The connector table a materialized table with ``'connector'`` is; None else."""
+        if "connector" not in table.options:
+            return None
+        sink = resolve.lookup(spark, table.identifier)
+        if sink is None:
+            raise ExecutionError(f"Materialized table {table.name} has lost its connector table")
+        return sink
 
     def _partitions(self, table: MaterializedTable, request: Refresh) -> dict[str, str]:
         keys = {k.lower(): k for k in table.partition_keys}
@@ -770,6 +836,85 @@ class MaterializedTableManager:
             if pattern is not None:
                 out[key] = moment.strftime(_strftime(pattern))
         return out
+
+
+def _stored_as_view(table: MaterializedTable) -> bool:
+    """A connector's table is a view of Spark's, as CREATE TABLE ... WITH stores one;
+    a filesystem table is Spark's table of its files."""
+    return table.options.get("connector", "filesystem") != "filesystem"
+
+
+def _columns(fields: Sequence[Any], key: tuple[str, ...]) -> tuple[Column, ...]:
+    """Spark's fields as a connector table's columns, typed as Flink declares them."""
+    keys = {k.lower() for k in key}
+    return tuple(
+        Column(
+            f.name,
+            to_logical_type(f.dataType, True, f.metadata).summary(),
+            not_null=f.name.lower() in keys,
+        )
+        for f in fields
+    )
+
+
+def _sink_of(table: MaterializedTable, frame: DataFrame) -> TableDefinition:
+    """The connector table a materialized table with ``'connector'`` is stored as:
+    the query's columns, the table's keys and its options but the gateway's own
+    (the partition date formatters)."""
+    options = {
+        k: v
+        for k, v in table.options.items()
+        if not (k.startswith("partition.fields.") and k.endswith(".date-formatter"))
+    }
+    return TableDefinition(
+        table.identifier,
+        _columns(frame.schema.fields, table.primary_key),
+        options,
+        comment=table.comment,
+        primary_key=table.primary_key,
+        partition_keys=table.partition_keys,
+    )
+
+
+def _start_sink(
+    frame: DataFrame, sink: TableDefinition, checkpoint: str, every: str
+) -> StreamingQuery:
+    """Stream ``frame`` into a connector's table as a streaming INSERT into it does."""
+    kind = [KIND_COLUMN] if frame.columns[-1] == KIND_COLUMN else []
+    frame = frame.select(
+        *(quote_identifier(c) for c in [*(c.name for c in connectors.written(sink)), *kind])
+    )
+
+    def make(mode: str) -> Any:
+        writer = connectors.stream_writer(frame, sink).outputMode(mode)
+        return writer.option("checkpointLocation", checkpoint).trigger(processingTime=every)
+
+    return start_with_fallback(make, sink_modes(frame, sink.connector))
+
+
+def _write_sink(
+    spark: SparkSession,
+    table: MaterializedTable,
+    sink: TableDefinition,
+    frame: DataFrame,
+    partitions: Mapping[str, str],
+) -> None:
+    """One refresh into a connector's table: files replace those of the partitions
+    refreshed (of all, without any), as INSERT OVERWRITE does; other sinks are sent
+    the rows (a sink keeps what it was sent)."""
+    from pyspark.sql import functions as F
+
+    for key, value in partitions.items():
+        frame = frame.where(F.col(quote_identifier(key)).cast("string") == value)
+    if sink.connector != "filesystem":
+        columns = [c.name for c in connectors.written(sink)]
+        connectors.write_batch(frame.select(*(quote_identifier(c) for c in columns)), sink)
+        return
+    if partitions:
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    columns = spark.table(table.name).columns  # Spark's order: partition columns last
+    frame = frame.select(*(quote_identifier(c) for c in columns))
+    frame.write.insertInto(table.name, overwrite=True)
 
 
 def _is_managed_version(location: str) -> bool:

@@ -59,6 +59,11 @@ class Files:
             return []
         return [str(status.getPath().getName()) for status in fs.listStatus(hadoop)]
 
+    def make_directories(self, path: str) -> None:
+        """``path`` and its parents, as directories (those there already stay)."""
+        fs, hadoop = self._path(path)
+        fs.mkdirs(hadoop)
+
     def delete(self, path: str) -> None:
         fs, hadoop = self._path(path)
         fs.delete(hadoop, True)

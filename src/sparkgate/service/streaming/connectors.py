@@ -95,6 +95,8 @@ METADATA: Mapping[str, Mapping[str, str]] = {
 _FORMATS = ("csv", "json", "parquet", "orc")
 _SOURCES = frozenset({"datagen", "filesystem", "jdbc", "kafka", "upsert-kafka"})
 _SINKS = frozenset({"filesystem", "print", "blackhole", "jdbc", "kafka", "upsert-kafka"})
+# Files are laid out by partition; print and blackhole take any rows, partitioned or not.
+_PARTITIONED = frozenset({"filesystem", "print", "blackhole"})
 _INTEGRAL = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
 _FRACTIONAL = frozenset({"FLOAT", "DOUBLE"})
 # Flink's spellings of types Spark spells otherwise: the words of the type, with
@@ -191,7 +193,7 @@ def check_definition(definition: TableDefinition) -> None:
                 f"Unsupported option '{key}' for connector '{connector}'; valid options: "
                 + ", ".join(allowed)
             )
-    if definition.partition_keys and connector != "filesystem":
+    if definition.partition_keys and connector not in _PARTITIONED:
         raise invalid(f"Connector '{connector}' does not support PARTITIONED BY")
     if connector == "filesystem":
         for required in ("path", "format"):
@@ -246,13 +248,19 @@ def _physical_ddl(definition: TableDefinition) -> str:
 
 
 def catalog_ddl(
-    definition: TableDefinition, batch_select: str | None, *, replace: bool = False
+    definition: TableDefinition,
+    batch_select: str | None,
+    *,
+    replace: bool = False,
+    properties: Mapping[str, str] | None = None,
 ) -> str:
     """The Spark DDL that stores ``definition`` in the catalog (``replace``: over
-    the view stored before; a filesystem table's files stay where they are)."""
+    the view stored before; a filesystem table's files stay where they are), with
+    ``properties`` of the table's beside it (a materialized table's definition)."""
     name = quote_name(definition.name)
-    stored = quote_string(definition.to_json())
-    props = f"TBLPROPERTIES ({quote_string(DEFINITION_PROPERTY)} = {stored})"
+    stored = {DEFINITION_PROPERTY: definition.to_json(), **(properties or {})}
+    listed = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in stored.items())
+    props = f"TBLPROPERTIES ({listed})"
     comment = f" COMMENT {quote_string(definition.comment)}" if definition.comment else ""
     exists = " IF NOT EXISTS" if definition.if_not_exists else ""
     if definition.connector == "filesystem":

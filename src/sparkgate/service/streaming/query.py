@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from sparkgate.service.operation.operation import Operation
     from sparkgate.service.streaming.resolve import Resolution
 
-__all__ = ["changelog_batches", "output_mode", "start_with_fallback"]
+__all__ = ["changelog_batches", "output_mode", "sink_modes", "start_with_fallback"]
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,17 @@ def _refuses_output_mode(exc: AnalysisException) -> bool:
     return condition.split(".")[0] in _OUTPUT_MODE_CONDITIONS or condition.endswith(
         ".OUTPUT_MODE_NOT_SUPPORTED"
     )
+
+
+def sink_modes(frame: DataFrame, connector: str) -> list[str]:
+    """The output modes to try, in order, for a streaming ``frame`` written into a
+    ``connector`` sink: files and Kafka take appends only; the others take an
+    aggregation's updates too (tried first for one, not after Spark refused append)."""
+    if connector in ("filesystem", "kafka"):
+        return ["append"]
+    if output_mode(frame)[0] is not OutputMode.APPEND:
+        return ["update", "append"]
+    return ["append", "update"]
 
 
 def start_with_fallback(make: Any, modes: list[str]) -> StreamingQuery:

@@ -29,14 +29,19 @@ from sparkgate.service.catalog import quote_name
 from sparkgate.service.job.job import Job, StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
+from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import flink_named, to_result_schema
 from sparkgate.service.streaming import connectors, kafka, resolve
 from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
-from sparkgate.service.streaming.changelog import KIND_COLUMN, OutputMode
+from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
-from sparkgate.service.streaming.query import changelog_batches, output_mode, start_with_fallback
+from sparkgate.service.streaming.query import (
+    changelog_batches,
+    sink_modes,
+    start_with_fallback,
+)
 from sparkgate.sql.quoting import quote_string
 
 if TYPE_CHECKING:
@@ -221,7 +226,7 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
         _create_temporary(session, definition)
         return
     if definition.connector == "filesystem":
-        _make_dirs(session, definition.options["path"])
+        Files(session.spark).make_directories(definition.options["path"])
     _store(session, definition, replace=False)
     log.info("Created %s table %s", definition.connector, ".".join(definition.name))
 
@@ -297,7 +302,7 @@ def _create_temporary(session: Session, definition: TableDefinition) -> None:
             causes=(f"ValidationException: temporary table '{view}' already exists",),
         )
     if definition.connector == "filesystem":
-        _make_dirs(session, definition.options["path"])
+        Files(session.spark).make_directories(definition.options["path"])
     try:
         connectors.batch_frame(spark, definition).createTempView(view)
     except Exception as exc:
@@ -315,14 +320,6 @@ def drop_temporary_table(session: Session, view: str, if_exists: bool) -> None:
             f"Temporary table '{view}' does not exist",
             causes=(f"ValidationException: temporary table '{view}' does not exist",),
         )
-
-
-def _make_dirs(session: Session, path: str) -> None:
-    sc = session.spark.sparkContext
-    jvm = sc._jvm
-    assert jvm is not None
-    target = jvm.org.apache.hadoop.fs.Path(path)
-    target.getFileSystem(sc._jsc.hadoopConfiguration()).mkdirs(target)
 
 
 # -- queries -----------------------------------------------------------------------
@@ -624,12 +621,7 @@ def _starter(
                 writer = writer.format(table_format)
             query: StreamingQuery = writer.toTable(quote_name(plan.target))
             return query
-        append_only = plan.sink.connector in ("filesystem", "kafka")
-        modes = ["append"] if append_only else ["append", "update"]
-        if not append_only and output_mode(frame)[0] is not OutputMode.APPEND:
-            # An aggregation: update first, not after Spark analysed and refused append.
-            modes.reverse()
-        return start_with_fallback(make, modes)
+        return start_with_fallback(make, sink_modes(frame, plan.sink.connector))
 
     return start
 

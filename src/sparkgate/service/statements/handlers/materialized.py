@@ -25,6 +25,7 @@ from sparkgate.service.statements.kinds import (
 from sparkgate.service.statements.metadata import flink_literal, flink_path, flink_shapes
 from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.sql.quoting import quote_identifier
+from sparkgate.sql.secrets import masked_options
 
 __all__ = [
     "alter_materialized_table",
@@ -173,7 +174,8 @@ def show_create_text(
     if table.options:
         text += "WITH (\n"
         text += ",\n".join(
-            f"  {flink_literal(k)} = {flink_literal(v)}" for k, v in table.options.items()
+            f"  {flink_literal(k)} = {flink_literal(v)}"
+            for k, v in masked_options(table.options).items()
         )
         text += "\n)\n"
     text += f"FRESHNESS = {table.freshness}\n"
