@@ -29,6 +29,37 @@ AS SELECT `q_v1`.`user`
 FROM `default_catalog`.`default_database`.`q_v1` AS `q_v1`
 !end
 
+# A star stays a star; a table only a star reads keeps no alias it was not given.
+show create view q_v1;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_v1` (
+  `user`,
+  `product`,
+  `amount`
+)
+AS SELECT *
+FROM `default_catalog`.`default_database`.`q_orders`
+!end
+
+create temporary view q_vs as select *, amount + 1 as more from q_orders o where o.amount > 0;
+!ok
+
+show create view q_vs;
+!text
+CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`q_vs` (
+  `user`,
+  `product`,
+  `amount`,
+  `more`
+)
+AS SELECT *, `o`.`amount` + 1 AS `more`
+FROM `default_catalog`.`default_database`.`q_orders` AS `o`
+WHERE `o`.`amount` > 0
+!end
+
+drop temporary view q_vs;
+!ok
+
 # The query as Flink's validator expands it: full names, qualified columns, a
 # cast's timestamp precision as it was written.
 create temporary view q_v3 as select cast(amount as timestamp(3)) as t from q_orders;

@@ -1,11 +1,12 @@
 """A view's query expanded as Flink's SHOW CREATE VIEW prints it.
 
 Flink keeps a view's query as its validator expanded it: every table by its
-full name with an alias (``FROM `c`.`db`.`orders` AS `orders```), ``*`` as
-the table's columns, and every column by its table's alias
-(`` `orders`.`user` ``), one clause a line. The structure comes from Spark's
-parser (the parsed plan of the view's text); each expression is its own text,
-re-spelled as Flink prints it (:func:`~sparkgate.sql.flink_expression.flink_expression`).
+full name, every column by its table's alias (`` `orders`.`user` ``, the
+table then named ``FROM `c`.`db`.`orders` AS `orders```), one clause a line;
+``*`` stays ``*`` (and a table only read by it keeps no alias it was not
+given). The structure comes from Spark's parser (the parsed plan of the
+view's text); each expression is its own text, re-spelled as Flink prints it
+(:func:`~sparkgate.sql.flink_expression.flink_expression`).
 
 Expanded: SELECT blocks (a select list, ``WHERE``, ``GROUP BY``) over one table
 or one subquery in parentheses, nested to any depth. Anything else (joins, set
@@ -87,12 +88,16 @@ class _Expander:
         where = None
         if _kind(child) == "Filter":
             where, child = child.condition(), child.child()
-        source, alias, columns = self.source(child)
+        source, alias, columns, named = self.source(child)
         by_name = {c.lower(): c for c in columns}
+        qualified: list[bool] = []
 
         def qualify(name: str) -> str | None:
             found = by_name.get(name.lower())
-            return None if found is None else quote_name((alias, found))
+            if found is None:
+                return None
+            qualified.append(True)
+            return quote_name((alias, found))
 
         texts: list[str] = []
         names: list[str] = []
@@ -103,7 +108,8 @@ class _Expander:
                 target = item.target()
                 if target.isDefined() and _lower(scala_strings(target.get())) != [alias.lower()]:
                     raise _NotExpanded("a star of another table")
-                texts += [quote_name((alias, c)) for c in columns]
+                texts.append(f"{quote_identifier(alias)}.*" if target.isDefined() else "*")
+                qualified.extend([True] if target.isDefined() else [])
                 names += columns
             elif item_kind == "Alias":
                 name = str(item.name())
@@ -120,9 +126,8 @@ class _Expander:
                 # Calcite numbers by output column, after * is expanded.
                 unnamed = f"EXPR${len(names)}"
                 names.append(by_name.get(parts[-1].lower(), parts[-1]) if parts else unnamed)
-        text = f"SELECT {', '.join(texts)}\nFROM {source}"
-        if where is not None:
-            text += f"\nWHERE {self.expression(where, qualify)}"
+        condition = None if where is None else self.expression(where, qualify)
+        keys: list[str] = []
         if groups is not None and groups.size():
             grouped = [groups.apply(i) for i in range(groups.size())]
             if any(_kind(g) in _GROUPING_SETS for g in grouped):
@@ -130,11 +135,18 @@ class _Expander:
             if any(_kind(g) == "Literal" or _lower(_attribute(g)) == ["all"] for g in grouped):
                 raise _NotExpanded("GROUP BY ALL or a position")
             keys = [self.expression(g, qualify) for g in grouped]
+        if named or qualified:
+            source += f" AS {quote_identifier(alias)}"
+        text = f"SELECT {', '.join(texts)}\nFROM {source}"
+        if condition is not None:
+            text += f"\nWHERE {condition}"
+        if keys:
             text += f"\nGROUP BY {', '.join(keys)}"
         return _Block(text, tuple(names))
 
-    def source(self, node: Any) -> tuple[str, str, Sequence[str]]:
-        """The FROM clause's text, its alias and its columns."""
+    def source(self, node: Any) -> tuple[str, str, Sequence[str], bool]:
+        """The FROM clause's text without its alias, the alias, its columns, and
+        whether the alias is printed anyway (written, or a subquery's)."""
         alias = None
         if _kind(node) == "SubqueryAlias":
             alias, node = str(node.alias()), node.child()
@@ -143,12 +155,11 @@ class _Expander:
                 raise _NotExpanded("STREAM(t)")  # the expansion would read it in batch
             written = scala_strings(node.multipartIdentifier())
             full, columns = self.tables(written)
-            alias = alias or written[-1]
-            return f"{quote_name(full)} AS {quote_identifier(alias)}", alias, columns
+            return quote_name(full), alias or written[-1], columns, alias is not None
         if alias is None:
             raise _NotExpanded(_kind(node))
         inner = self.block(node)
-        return f"({inner.text}) AS {quote_identifier(alias)}", alias, inner.names
+        return f"({inner.text})", alias, inner.names, True
 
     def expression(self, node: Any, qualify: Callable[[str], str | None]) -> str:
         origin = node.origin()
