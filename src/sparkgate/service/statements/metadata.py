@@ -249,9 +249,11 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
         rows = []  # Spark refuses to list views there (MISSING_CATALOG_ABILITY)
     else:
         _, rows = _collect(session, listing)
-    if other is not None:
-        # The session's temporary tables and views are in every catalog's listing,
-        # as Flink's are in the current one's; Spark lists them in its own only.
+    # The session's temporary tables and views are listed with the current
+    # database's, as Flink's are; Spark lists them with every database of its own.
+    if not _is_current(session, statement.database):
+        rows = [row for row in rows if not bool(row[2])]
+    elif other is not None:
         kind = "VIEWS" if statement.views else "TABLES"
         _, mine = _collect(session, f"SHOW {kind} IN {SESSION_CATALOG}.`default`")
         rows = [*rows, *(row for row in mine if bool(row[2]))]
@@ -260,6 +262,16 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
     names = sorted({str(row[1]) for row in rows if like is None or like.matches(str(row[1]))})
     column = "view name" if statement.views else "table name"
     return table_result([column], [[name] for name in names])
+
+
+def _is_current(session: Session, database: tuple[str, ...]) -> bool:
+    """Whether ``database`` (empty: the current one) is the session's current database."""
+    if not database:
+        return True
+    catalog = session.spark.catalog
+    current = (str(catalog.currentCatalog()), str(catalog.currentDatabase()))
+    named = database if len(database) > 1 else (current[0], *database)
+    return [p.lower() for p in named] == [p.lower() for p in current]
 
 
 def _other_catalog(session: Session, database: tuple[str, ...]) -> str | None:
