@@ -9,6 +9,10 @@ OBJECT]``                                   ``schema_of_variant``; FALSE for NUL
 ``JSON_EXISTS(j, path [... ON ERROR])``     ``try_variant_get`` of the parsed value
 ``JSON_VALUE(j, path RETURNING t ...)``     ``get_json_object``, cast to ``t``, with
                                             the ``ON EMPTY`` / ``ON ERROR`` answers
+``JSON_QUERY(j, path [RETURNING t]          the value at the path as
+[WITH|WITHOUT ... WRAPPER] ...)``            ``to_json`` writes it, wrapped in an
+                                            array as the clause says; a scalar
+                                            unwrapped is an error (NULL by default)
 ``JSON_VALUE|QUERY(j, 'lax|strict $.a')``   the path without its mode
 ``JSON_STRING(v)``                          ``v`` as ``to_json`` writes it
 ``JSON_OBJECT([KEY] k VALUE v, ...)``       ``to_json(named_struct(k, v, ...))``
@@ -256,6 +260,88 @@ def _json_value(
     return f"CASE WHEN {raw} IS NULL THEN {empty} ELSE coalesce({typed}, {error}) END"
 
 
+_QUERY_ANSWERS = {"NULL": "NULL", "EMPTY ARRAY": "'[]'", "EMPTY OBJECT": "'{}'"}
+
+
+def _query_clauses(tokens: list[Token]) -> tuple[str | None, str, dict[str, str]] | None:
+    """JSON_QUERY's clauses after the path: the RETURNING type, the wrapper
+    (WITHOUT, CONDITIONAL or UNCONDITIONAL) and the answers ON EMPTY and ON ERROR."""
+    words = [word_at(tokens, k) for k in range(len(tokens))]
+    returning, wrapper, answers = None, "WITHOUT", {}
+    i = 0
+    while i < len(words):
+        if words[i] == "RETURNING":
+            end = i + 1
+            while end < len(words) and words[end] not in ("WITH", "WITHOUT", "NULL", "EMPTY"):
+                end += 1
+            returning = " ".join(t.text for t in tokens[i + 1 : end]).upper().replace(" ", "")
+            i = end
+        elif words[i] in ("WITH", "WITHOUT"):
+            end = words.index("WRAPPER", i) if "WRAPPER" in words[i:] else -1
+            middle = [w for w in words[i + 1 : end] if w != "ARRAY"]
+            if end < 0 or len(middle) > 1 or (words[i] == "WITHOUT" and middle):
+                return None
+            kind = middle[0] if middle else "UNCONDITIONAL"
+            if kind not in ("CONDITIONAL", "UNCONDITIONAL"):
+                return None
+            wrapper = "WITHOUT" if words[i] == "WITHOUT" else kind
+            i = end + 1
+        else:
+            on = words.index("ON", i) if "ON" in words[i:] else -1
+            answer = " ".join(words[i:on]) if on > i else ""
+            if on < 0 or on + 1 >= len(words) or words[on + 1] not in ("EMPTY", "ERROR"):
+                return None
+            if answer not in (*_QUERY_ANSWERS, "ERROR"):
+                return None
+            answers[words[on + 1]] = answer
+            i = on + 2
+    return returning, wrapper, answers
+
+
+def _json_query(json: str, path: str, strict: bool, clauses: list[Token]) -> str | None:
+    read = _query_clauses(clauses)
+    if read is None:
+        return None
+    returning, wrapper, answers = read
+    if returning not in (None, "STRING", "VARCHAR", "ARRAY<STRING>", "ARRAY<VARCHAR>"):
+        return None
+
+    def answer(case: str, why: str) -> str:
+        said = answers.get(case, "NULL")
+        if said == "ERROR":
+            return f"raise_error('JSON_QUERY: ' || {why})"
+        return _QUERY_ANSWERS[said]
+
+    if "*" in path:
+        # Spark's variant paths have no wildcards; get_json_object gathers the matches.
+        if wrapper != "WITHOUT" or answers:
+            return None
+        found = f"get_json_object({json}, {path})"
+    else:
+        parsed = f"try_parse_json(CAST({json} AS STRING))"
+        value = f"try_variant_get({parsed}, {path})"
+        kind = f"schema_of_variant({value})"
+        text = f"to_json({value})"
+        wrapped = f"'[' || {text} || ']'"
+        no_value = f"'no value at ' || {path}"
+        empty = answer("ERROR", no_value) if strict else answer("EMPTY", no_value)
+        if wrapper == "UNCONDITIONAL":
+            shaped = wrapped
+        elif wrapper == "CONDITIONAL":
+            shaped = f"CASE WHEN {kind} LIKE 'ARRAY<%' THEN {text} ELSE {wrapped} END"
+        else:
+            scalar = answer("ERROR", f"'a scalar at ' || {path} || ' needs a WRAPPER'")
+            shaped = f"CASE WHEN {kind} RLIKE '^(ARRAY|OBJECT)<' THEN {text} ELSE {scalar} END"
+        found = (
+            f"CASE WHEN ({json}) IS NULL THEN NULL "
+            f"WHEN {parsed} IS NULL THEN {answer('ERROR', repr('not JSON'))} "
+            f"WHEN {value} IS NULL THEN {empty} ELSE {shaped} END"
+        )
+    if returning is not None and returning.startswith("ARRAY"):
+        return f"from_json({found}, 'array<string>')"
+    return found
+
+
 def _aggregate(name: str, items: list[list[Token]], text: str, rewrite: Rewrite) -> str | None:
     if len(items) != 1:
         return None
@@ -318,8 +404,11 @@ def json_call(name: str, items: list[list[Token]], text: str, rewrite: Rewrite) 
             if on_error not in ("TRUE", "FALSE", "UNKNOWN", "ERROR"):
                 return None
         return _json_exists(json, path, on_error)
+    if name == "JSON_QUERY":
+        first = path_item[0]
+        strict = split == 1 and first.kind is TokenKind.STRING
+        strict = strict and bool(re.match(r"\s*strict\s", unquote(first), re.IGNORECASE))
+        return _json_query(json, path, strict, clauses)
     if not clauses:
         return f"get_json_object({json}, {path})"
-    if name == "JSON_VALUE":
-        return _json_value(json, path, clauses, text, rewrite)
-    return None
+    return _json_value(json, path, clauses, text, rewrite)

@@ -35,6 +35,26 @@ SELECT JSON_QUERY('{"a":[{"c":"c1"},{"c":"c2"}]}', 'lax $.a[*].c') AS q;
 | q |
 | ["c1","c2"] |
 
+# JSON_QUERY as Flink's page shows it: a scalar needs a wrapper; ON EMPTY / ON ERROR.
+SELECT JSON_QUERY('{ "a": { "b": 1 } }', '$.a') AS a, JSON_QUERY('[1, 2]', '$') AS b, JSON_QUERY(CAST(NULL AS STRING), '$') AS c, JSON_QUERY(1, '$') AS d;
+| a | b | c | d |
+| {"b":1} | [1,2] | NULL | NULL |
+
+SELECT JSON_QUERY('{}', '$' WITH CONDITIONAL ARRAY WRAPPER) AS a, JSON_QUERY('[1, 2]', '$' WITH CONDITIONAL ARRAY WRAPPER) AS b, JSON_QUERY('[1, 2]', '$' WITH UNCONDITIONAL ARRAY WRAPPER) AS c, JSON_QUERY(1, '$' WITH CONDITIONAL ARRAY WRAPPER) AS d, JSON_QUERY('{"x":"s"}', '$.x' WITH WRAPPER) AS e;
+| a | b | c | d | e |
+| [{}] | [1,2] | [[1,2]] | [1] | ["s"] |
+
+SELECT JSON_QUERY('{}', 'lax $.invalid' EMPTY OBJECT ON EMPTY) AS a, JSON_QUERY('{}', 'strict $.invalid' EMPTY ARRAY ON ERROR) AS b, JSON_QUERY('not json', '$' EMPTY ARRAY ON ERROR) AS c;
+| a | b | c |
+| {} | [] | [] |
+
+SELECT JSON_QUERY('{"a":1}', '$.a' ERROR ON ERROR) AS q;
+!error JSON_QUERY: a scalar at \$\.a needs a WRAPPER
+
+SELECT JSON_QUERY('{"a":[{"c":"c1"},{"c":"c2"}]}', 'lax $.a[*].c' RETURNING ARRAY<STRING>) AS q;
+| q |
+| ['c1', 'c2'] |
+
 SELECT JSON_OBJECT() AS a, JSON_OBJECT('K1' VALUE 'V1', 'K2' VALUE 'V2') AS b, JSON_OBJECT(KEY 'K1' VALUE CAST(NULL AS STRING) NULL ON NULL) AS c, JSON_OBJECT(KEY 'K1' VALUE CAST(NULL AS STRING) ABSENT ON NULL) AS d, JSON_OBJECT(KEY 'K1' VALUE JSON_OBJECT(KEY 'K2' VALUE 'V')) AS e;
 | a | b | c | d | e |
 | {} | {"K1":"V1","K2":"V2"} | {"K1":null} | {} | {"K1":{"K2":"V"}} |
