@@ -24,7 +24,7 @@ from sparkgate.sql.flink_functions import flink_functions
             "SELECT current_timestamp(), current_timestamp()",
         ),
         (
-            "SELECT JSON_VALUE(j, '$.a'), json_query(j, '$.b')",
+            "SELECT JSON_VALUE(j, '$.a'), json_value(j, '$.b')",
             "SELECT get_json_object(j, '$.a'), get_json_object(j, '$.b')",
         ),
         (
@@ -89,7 +89,7 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
         ),
         # Paths lose their mode; a bracketed member is Spark's ['m'].
         (
-            "SELECT JSON_VALUE(j, 'lax $.[\"a b\"]'), JSON_QUERY(j, 'strict $.a')",
+            "SELECT JSON_VALUE(j, 'lax $.[\"a b\"]'), JSON_VALUE(j, 'strict $.a')",
             "SELECT get_json_object(j, '$[\\'a b\\']'), get_json_object(j, '$.a')",
         ),
         ("SELECT ARRAY_CONCAT(a, b), ARRAY_REVERSE(a)", "SELECT concat(a, b), reverse(a)"),
@@ -103,6 +103,12 @@ def test_flinks_spellings_become_sparks(flink: str, spark: str) -> None:
             "SELECT 1 = j IS NOT JSON",
             "SELECT 1 = (NOT try_parse_json(j) IS NOT NULL)",
         ),
+        (
+            "SELECT x NOT BETWEEN SYMMETRIC f(a, 1) AND b + 1 AND c, y BETWEEN ASYMMETRIC 1 AND 2",
+            "SELECT x NOT BETWEEN CASE WHEN (f(a, 1)) <= (b + 1) THEN (f(a, 1)) ELSE (b + 1) END "
+            "AND CASE WHEN (f(a, 1)) <= (b + 1) THEN (b + 1) ELSE (f(a, 1)) END AND c, "
+            "y BETWEEN 1 AND 2",
+        ),
     ],
 )
 def test_flinks_json_and_collection_functions_become_sparks(flink: str, spark: str) -> None:
@@ -114,7 +120,8 @@ def test_flinks_json_and_collection_functions_become_sparks(flink: str, spark: s
     [
         "SELECT map['k'], m['a'], a[0] FROM t",  # a map column's key, an array's index
         "SELECT CAST(x AS VARCHAR(3)), localtimestamp(), t.row(1)",
-        "SELECT JSON_QUERY(j, '$.a' WITH WRAPPER)",  # its clauses: Spark says it has none
+        "SELECT JSON_QUERY(j, '$.a' WITH SOME WRAPPER)",  # not a wrapper Flink has
+        "SELECT x BETWEEN SYMMETRIC 1 FROM t",  # no AND: Spark says what is wrong
         "SELECT json_tuple(j, 'a'), json_object_keys(j), t.json_string(1), x IS NULL",
         "SELECT TRUNCATE(1, 2, 3), MAP_UNION()",  # not Flink's counts of arguments
         "CREATE TABLE t (a ARRAY<INT>, r ROW<x INT>, p AS PROCTIME()) WITH ('connector' = 'x')",

@@ -11,8 +11,7 @@ Flink                              Spark
 ``LOCALTIMESTAMP``, ``LOCALTIME``  ``localtimestamp()``, ``current_time()``
 ``PROCTIME()`` in a query,         ``current_timestamp()``
 ``CURRENT_ROW_TIMESTAMP()``
-``JSON_VALUE(j, path)``,           ``get_json_object(j, path)``
-``JSON_QUERY(j, path)``
+``JSON_VALUE(j, path)``            ``get_json_object(j, path)``
 ``SPLIT_INDEX(s, sep, i)``         the ``i``-th (from 0) piece of ``s`` split at
                                    the string ``sep``, NULL past the end
 ``CAST(x AS VARCHAR|CHAR|BYTES)``  ``CAST(x AS STRING|STRING|BINARY)``
@@ -34,6 +33,8 @@ Flink                              Spark
                                    the end when below 0)
 ``ARRAY_CONCAT(a, ...)``           ``concat(a, ...)``
 ``MAP_UNION(m, ...)``              ``map_concat``, a later map's key winning
+``x BETWEEN SYMMETRIC a AND b``    ``x BETWEEN`` the smaller ``AND`` the larger;
+                                   ``ASYMMETRIC`` is ``BETWEEN``'s own meaning
 Flink's JSON functions             :mod:`sparkgate.sql.flink_json`
 the type ``ROW<a INT>``            ``STRUCT<a INT>``
 =================================  ==============================================
@@ -60,7 +61,8 @@ _LOOK = re.compile(
     r"|\bPROCTIME\b|\bCURRENT_ROW_TIMESTAMP\b|\bAS\s+(?:VARCHAR|CHAR|BYTES)\b|\bROW\s*<"
     r"|\b(?:FLOOR|CEIL|CEILING)\s*\(|\bSHA(?:224|256|384|512)\b|\b(?:TO|FROM)_BASE64\b"
     r"|\b(?:RAND_INTEGER|WEEK|CONVERT_TZ|ELEMENT|TRUNCATE|IS_ALPHA|IS_DIGIT|IS_DECIMAL)\s*\("
-    r"|\b(?:ARRAY_REVERSE|ARRAY_SLICE|ARRAY_CONCAT|MAP_UNION)\s*\(|\bIS\s+(?:NOT\s+)?JSON\b",
+    r"|\b(?:ARRAY_REVERSE|ARRAY_SLICE|ARRAY_CONCAT|MAP_UNION)\s*\(|\bIS\s+(?:NOT\s+)?JSON\b"
+    r"|\bBETWEEN\s+(?:A?SYMMETRIC)\b",
     re.IGNORECASE,
 )
 # Where a ROW(...) is a value, not a type (after AS, or inside a type's < >).
@@ -84,6 +86,11 @@ _TIME_UNITS = {
     "MILLISECOND": "INTERVAL '0.001' SECOND",
 }
 _CAST_TYPES = {"VARCHAR": "STRING", "CHAR": "STRING", "BYTES": "BINARY"}
+# What ends BETWEEN's upper bound (it binds tighter than these).
+_BOUND_ENDS = frozenset(
+    {"AND", "OR", "THEN", "WHEN", "ELSE", "END", "FROM", "WHERE", "GROUP", "HAVING", "ORDER"}
+    | {"LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "AS", "IS", "ASC", "DESC", "NULLS"}
+)
 
 
 def _slice(start: str, end: str) -> str:
@@ -189,6 +196,44 @@ def _in_cast(tokens: list[Token], at: int) -> bool:
     return False
 
 
+def _bounds(tokens: list[Token], at: int) -> tuple[int, int, int] | None:
+    """For the bounds of ``BETWEEN [A]SYMMETRIC a AND b`` that start at ``at``: the
+    index of the AND between them, of the token after ``b``, and of ``b``'s last."""
+    depth, between_and = 0, None
+    i = at
+    while i < len(tokens):
+        token, word = tokens[i], word_at(tokens, i)
+        if token.kind is TokenKind.LPAREN or token.text == "[":
+            depth += 1
+        elif token.kind is TokenKind.RPAREN or token.text == "]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and word == "AND" and between_and is None:
+            between_and = i
+        elif depth == 0 and (
+            token.kind in (TokenKind.COMMA, TokenKind.SEMICOLON)
+            or word in _BOUND_ENDS
+            or token.kind is TokenKind.EQUALS
+            or token.text in ("<", ">", "<=", ">=", "<>", "!=")
+        ):
+            break
+        i += 1
+    if between_and is None or between_and == at or i == between_and + 1:
+        return None
+    return between_and, i, i - 1
+
+
+def _symmetric(text: str, tokens: list[Token], at: int, end: int, between_and: int) -> str:
+    """``a AND b`` (tokens ``at`` to ``end``) as the smaller AND the larger of the two;
+    a NULL bound stays NULL on its side, as in ``x BETWEEN a AND b OR x BETWEEN b AND a``."""
+    low = flink_functions(text[tokens[at].start : tokens[between_and - 1].end])
+    high = flink_functions(text[tokens[between_and + 1].start : tokens[end].end])
+    first = f"CASE WHEN ({low}) <= ({high}) THEN ({low}) ELSE ({high}) END"
+    second = f"CASE WHEN ({low}) <= ({high}) THEN ({high}) ELSE ({low}) END"
+    return f"{first} AND {second}"
+
+
 def _is_ddl(tokens: list[Token]) -> bool:
     words = [word_at(tokens, i) for i in range(min(len(tokens), 4))]
     if words[:1] == ["ALTER"] and "TABLE" in words:
@@ -248,6 +293,16 @@ def flink_functions(text: str) -> str:
                 edits.append((tokens[start].start, tokens[start].start, before))
                 edits.append((tokens[i - 1].end, tokens[end - 1].end, after))
                 i = end
+                continue
+        elif word in ("SYMMETRIC", "ASYMMETRIC") and before == "BETWEEN":
+            bounds = _bounds(tokens, i + 1)
+            if bounds is not None:
+                between_and, following, last = bounds
+                bounded = _symmetric(text, tokens, i + 1, last, between_and)
+                if word == "ASYMMETRIC":  # BETWEEN's own meaning
+                    bounded = flink_functions(text[tokens[i + 1].start : tokens[last].end])
+                edits.append((tok.start, tokens[last].end, bounded))
+                i = following
                 continue
         elif word in ("FLOOR", "CEIL", "CEILING") and _is(tokens, i + 1, TokenKind.LPAREN):
             items, end = group_items(tokens, i + 1)
