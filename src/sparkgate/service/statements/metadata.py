@@ -419,17 +419,24 @@ def _view(
     if shown is flink_path:  # Flink prints the query its validator expanded
         # The view's names resolve where it was created, as Spark reads it.
         home = scala_strings(desc.viewCatalogAndNamespace()) or full[:2]
-
-        def table(written: tuple[str, ...]) -> tuple[tuple[str, ...], Sequence[str]]:
-            qualified = (*home[: max(3 - len(written), 0)], *written)
-            try:
-                names = _frame_schema(session, qualified).fieldNames()
-            except Exception:  # a temporary view: it is in no database
-                names = _frame_schema(session, written).fieldNames()
-            return shown(qualified), [str(c) for c in names]
-
-        expanded = expanded_query(spark, query, table)
+        expanded = flink_expanded(session, query, (home[0], home[1]))
     return ddl + f"AS {expanded or flink_precisions(query)}\n"
+
+
+def flink_expanded(session: Session, query: str, home: tuple[str, str]) -> str | None:
+    """``query`` as Flink's validator expands a stored query (a view's, a materialized
+    table's), its names read in the ``home`` catalog and database; None for a form
+    that is not expanded (:mod:`.expanded`)."""
+
+    def table(written: tuple[str, ...]) -> tuple[tuple[str, ...], Sequence[str]]:
+        qualified = (*home[: max(3 - len(written), 0)], *written)
+        try:
+            names = _frame_schema(session, qualified).fieldNames()
+        except Exception:  # a temporary view: it is in no database
+            names = _frame_schema(session, written).fieldNames()
+        return flink_path(qualified), [str(c) for c in names]
+
+    return expanded_query(session.spark, query, table)
 
 
 def flink_ddl(

@@ -22,7 +22,12 @@ from sparkgate.service.statements.kinds import (
     ShowCreateMaterializedTable,
     ShowMaterializedTables,
 )
-from sparkgate.service.statements.metadata import flink_literal, flink_path, flink_shapes
+from sparkgate.service.statements.metadata import (
+    flink_expanded,
+    flink_literal,
+    flink_path,
+    flink_shapes,
+)
 from sparkgate.service.statements.results import job_result, ok_result, table_result
 from sparkgate.sql.quoting import quote_identifier
 from sparkgate.sql.secrets import masked_options
@@ -156,17 +161,25 @@ def show_materialized_tables(
 
 
 def show_create_text(
-    table: MaterializedTable, columns: list[tuple[str, str]], *, flink: bool = True
+    table: MaterializedTable,
+    columns: list[tuple[str, str]],
+    *,
+    flink: bool = True,
+    query: str | None = None,
 ) -> str:
-    """``CREATE MATERIALIZED TABLE`` as Flink's SHOW CREATE prints it (with Spark's
-    names of the first catalog and database unless ``flink``)."""
-    lines = [f"  {quote_identifier(name)} {type_text}" for name, type_text in columns]
+    """``CREATE MATERIALIZED TABLE`` as SHOW CREATE prints it: as Flink's does with
+    ``flink`` (Flink's names of the first catalog and database, no columns, which
+    the query gives, and ``query``, the query expanded, when given); else with
+    Spark's names and the columns."""
+    lines = [] if flink else [f"  {quote_identifier(n)} {type_text}" for n, type_text in columns]
     if table.primary_key:
         listed = ", ".join(quote_identifier(k) for k in table.primary_key)
         constraint = quote_identifier("PK_" + "_".join(table.primary_key))
         lines.append(f"  CONSTRAINT {constraint} PRIMARY KEY ({listed}) NOT ENFORCED")
     name = quote_name(flink_path(table.identifier)) if flink else table.name
-    text = f"CREATE MATERIALIZED TABLE {name} (\n" + ",\n".join(lines) + "\n)\n"
+    text = f"CREATE MATERIALIZED TABLE {name}\n"
+    if lines:
+        text = f"CREATE MATERIALIZED TABLE {name} (\n" + ",\n".join(lines) + "\n)\n"
     if table.comment:
         text += f"COMMENT {flink_literal(table.comment)}\n"
     if table.partition_keys:
@@ -180,7 +193,7 @@ def show_create_text(
         text += "\n)\n"
     text += f"FRESHNESS = {table.freshness}\n"
     text += f"REFRESH_MODE = {table.mode.value}\n"
-    return text + f"AS {table.query}\n"
+    return text + f"AS {query or table.query}\n"
 
 
 def show_create_materialized_table(
@@ -198,4 +211,7 @@ def show_create_materialized_table(
     columns = [(f.name, str(to_logical_type(f.dataType)).upper()) for f in fields]
     flink = flink_shapes(context.session)
     column = "result" if flink else "createtab_stmt"
-    return table_result([column], [[show_create_text(table, columns, flink=flink)]])
+    home = (table.identifier[0], table.identifier[1])
+    query = flink_expanded(context.session, table.query, home) if flink else None
+    text = show_create_text(table, columns, flink=flink, query=query)
+    return table_result([column], [[text]])
