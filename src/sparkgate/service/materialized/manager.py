@@ -70,7 +70,7 @@ from sparkgate.service.streaming import connectors, resolve
 from sparkgate.service.streaming.changelog import KIND_COLUMN
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.service.streaming.query import sink_modes, start_with_fallback
-from sparkgate.sql.quoting import quote_identifier, quote_string
+from sparkgate.sql.quoting import quote_identifier, quote_properties, quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -277,8 +277,7 @@ class MaterializedTableManager:
         return sorted(names)
 
     def _save(self, spark: SparkSession, table: MaterializedTable) -> None:
-        props = table.properties()
-        text = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in props.items())
+        text = quote_properties(table.properties())
         kind = "VIEW" if _stored_as_view(table) else "TABLE"
         with self._catalog_lock(table.identifier):
             spark.sql(
@@ -381,9 +380,7 @@ class MaterializedTableManager:
                 clauses += f" PARTITIONED BY ({listed})"
             if comment:
                 clauses += f" COMMENT {quote_string(comment)}"
-            props = ", ".join(
-                f"{quote_string(k)} = {quote_string(v)}" for k, v in table.properties().items()
-            )
+            props = quote_properties(table.properties())
             stored = f"CREATE TABLE {_quoted(identifier)} ({ddl}) {clauses} TBLPROPERTIES ({props})"
         try:
             spark.sql(stored).collect()
@@ -659,8 +656,7 @@ class MaterializedTableManager:
         if sink is not None:
             grown = replace(sink, columns=(*sink.columns, *_columns(added, ())))
             if sink.connector == "filesystem":
-                stored = f"{quote_string(connectors.DEFINITION_PROPERTY)} = "
-                stored += quote_string(grown.to_json())
+                stored = quote_properties({connectors.DEFINITION_PROPERTY: grown.to_json()})
                 spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})").collect()
             else:
                 spark.sql(

@@ -29,7 +29,7 @@ from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.sql.flink_types import nested_type, nullability, row_field
 from sparkgate.sql.lexer import TokenKind
-from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.quoting import quote_properties, quote_string
 from sparkgate.sql.reader import TokenReader
 from sparkgate.sql.secrets import HIDDEN, masked_options
 
@@ -259,8 +259,7 @@ def catalog_ddl(
     ``properties`` of the table's beside it (a materialized table's definition)."""
     name = quote_name(definition.name)
     stored = {DEFINITION_PROPERTY: definition.to_json(), **(properties or {})}
-    listed = ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in stored.items())
-    props = f"TBLPROPERTIES ({listed})"
+    props = f"TBLPROPERTIES ({quote_properties(stored)})"
     comment = f" COMMENT {quote_string(definition.comment)}" if definition.comment else ""
     exists = " IF NOT EXISTS" if definition.if_not_exists else ""
     if definition.connector == "filesystem":

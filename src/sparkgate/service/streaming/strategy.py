@@ -42,7 +42,7 @@ from sparkgate.service.streaming.query import (
     sink_modes,
     start_with_fallback,
 )
-from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.quoting import quote_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -272,7 +272,7 @@ def alter_connector_table(
     for key in ("path", "format"):
         if altered.options.get(key) != definition.options.get(key):
             raise invalid(f"ALTER TABLE cannot change the '{key}' of a filesystem table")
-    stored = f"{quote_string(connectors.DEFINITION_PROPERTY)} = {quote_string(altered.to_json())}"
+    stored = quote_properties({connectors.DEFINITION_PROPERTY: altered.to_json()})
     _run_ddl(session, f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})")
 
 

@@ -25,7 +25,7 @@ from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming import resolve, strategy
 from sparkgate.service.streaming.ddl import TableDefinition, TableLike
 from sparkgate.sql.quoting import quote_identifier as quote
-from sparkgate.sql.quoting import quote_string
+from sparkgate.sql.quoting import quote_properties, quote_string
 
 __all__ = ["alter", "create", "drop_temporary"]
 
@@ -107,10 +107,7 @@ def _spark_form(statement: AlterTable) -> str:
     change = statement.alteration
     table = "ALTER TABLE " + ".".join(quote(p) for p in change.name)
     if change.set_options is not None:
-        pairs = ", ".join(
-            f"{quote_string(k)} = {quote_string(v)}" for k, v in change.set_options.items()
-        )
-        return f"{table} SET TBLPROPERTIES ({pairs})"
+        return f"{table} SET TBLPROPERTIES ({quote_properties(change.set_options)})"
     if change.reset_options is not None:
         keys = ", ".join(quote_string(k) for k in change.reset_options)
         return f"{table} UNSET TBLPROPERTIES ({keys})"
