@@ -67,7 +67,7 @@ from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import to_logical_type
 from sparkgate.service.streaming import connectors, resolve
-from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.changelog import by_name
 from sparkgate.service.streaming.ddl import Column, TableDefinition
 from sparkgate.service.streaming.query import sink_modes, start_with_fallback
 from sparkgate.sql.quoting import quote_identifier, quote_properties, quote_string
@@ -278,7 +278,7 @@ class MaterializedTableManager:
 
     def _save(self, spark: SparkSession, table: MaterializedTable) -> None:
         text = quote_properties(table.properties())
-        kind = "VIEW" if _stored_as_view(table) else "TABLE"
+        kind = _stored_as(table)
         with self._catalog_lock(table.identifier):
             spark.sql(
                 f"ALTER {kind} {_quoted(table.identifier)} SET TBLPROPERTIES ({text})"
@@ -407,7 +407,7 @@ class MaterializedTableManager:
             self._stop_refreshing(table)
         except Exception:
             log.warning("Could not stop the refresh of %s", table.name, exc_info=True)
-        kind = "VIEW" if _stored_as_view(table) else "TABLE"
+        kind = _stored_as(table)
         try:
             spark.sql(f"DROP {kind} IF EXISTS {_quoted(table.identifier)}").collect()
         except Exception:
@@ -706,7 +706,7 @@ class MaterializedTableManager:
         self._stop_refreshing(table)
         connector = "connector" in table.options
         location = None if connector else table_location(spark, _quoted(table.identifier))
-        kind = "VIEW" if _stored_as_view(table) else "TABLE"
+        kind = _stored_as(table)
         spark.sql(f"DROP {kind} {_quoted(table.identifier)}").collect()
         if location is not None and _is_managed_version(location):
             # DROP removes the current version only: its siblings (and the base) go too.
@@ -834,10 +834,11 @@ class MaterializedTableManager:
         return out
 
 
-def _stored_as_view(table: MaterializedTable) -> bool:
-    """A connector's table is a view of Spark's, as CREATE TABLE ... WITH stores one;
-    a filesystem table is Spark's table of its files."""
-    return table.options.get("connector", "filesystem") != "filesystem"
+def _stored_as(table: MaterializedTable) -> str:
+    """``VIEW`` or ``TABLE``, as its DDL names it: a connector's table is a view of
+    Spark's, as CREATE TABLE ... WITH stores one; a filesystem table (and a table of
+    a format) is Spark's table of its files."""
+    return "TABLE" if table.options.get("connector", "filesystem") == "filesystem" else "VIEW"
 
 
 def _columns(fields: Sequence[Any], key: tuple[str, ...]) -> tuple[Column, ...]:
@@ -876,10 +877,7 @@ def _start_sink(
     frame: DataFrame, sink: TableDefinition, checkpoint: str, every: str
 ) -> StreamingQuery:
     """Stream ``frame`` into a connector's table as a streaming INSERT into it does."""
-    kind = [KIND_COLUMN] if frame.columns[-1] == KIND_COLUMN else []
-    frame = frame.select(
-        *(quote_identifier(c) for c in [*(c.name for c in connectors.written(sink)), *kind])
-    )
+    frame = by_name(frame, [c.name for c in connectors.written(sink)])
 
     def make(mode: str) -> Any:
         writer = connectors.stream_writer(frame, sink).outputMode(mode)
@@ -903,14 +901,12 @@ def _write_sink(
     for key, value in partitions.items():
         frame = frame.where(F.col(quote_identifier(key)).cast("string") == value)
     if sink.connector != "filesystem":
-        columns = [c.name for c in connectors.written(sink)]
-        connectors.write_batch(frame.select(*(quote_identifier(c) for c in columns)), sink)
+        connectors.write_batch(by_name(frame, [c.name for c in connectors.written(sink)]), sink)
         return
     if partitions:
         spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    columns = spark.table(table.name).columns  # Spark's order: partition columns last
-    frame = frame.select(*(quote_identifier(c) for c in columns))
-    frame.write.insertInto(table.name, overwrite=True)
+    # Spark's order of the table's columns: partition columns last.
+    by_name(frame, spark.table(table.name).columns).write.insertInto(table.name, overwrite=True)
 
 
 def _is_managed_version(location: str) -> bool:

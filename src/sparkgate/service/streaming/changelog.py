@@ -19,11 +19,23 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkgate.api.results import RowKind
+from sparkgate.sql.quoting import quote_identifier
 
-__all__ = ["KIND_COLUMN", "ROW_KINDS", "ChangelogDiffer", "OutputMode", "replay"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "KIND_COLUMN",
+    "ROW_KINDS",
+    "ChangelogDiffer",
+    "OutputMode",
+    "by_name",
+    "kind_of",
+    "replay",
+]
 
 Row = tuple[Any, ...]
 
@@ -31,6 +43,16 @@ Row = tuple[Any, ...]
 # row's kind in this last column, as Flink's RowKind byte.
 KIND_COLUMN = "__sparkgate_kind"
 ROW_KINDS = (RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE)
+
+
+def kind_of(frame: DataFrame) -> list[str]:
+    """``[KIND_COLUMN]`` when ``frame`` is a changelog (its last column), else ``[]``."""
+    return [KIND_COLUMN] if frame.columns[-1] == KIND_COLUMN else []
+
+
+def by_name(frame: DataFrame, columns: Sequence[str]) -> DataFrame:
+    """``frame``'s ``columns``, in that order; a changelog's kind column stays last."""
+    return frame.select(*(quote_identifier(c) for c in [*columns, *kind_of(frame)]))
 
 
 class OutputMode(enum.Enum):

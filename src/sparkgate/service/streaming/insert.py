@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError, SqlParseError
 from sparkgate.service.spark.plans import parse_statement
-from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.changelog import kind_of
 from sparkgate.sql.dynamic_options import hint_after, without_hints
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def align(
         if insert.columns is not None
         else [name.lower() for name, _ in columns if name.lower() not in static]
     )
-    kind = [KIND_COLUMN] if frame.columns[-1] == KIND_COLUMN else []
+    kind = kind_of(frame)
     width = len(frame.columns) - len(kind)
     if width != len(listed):
         raise ExecutionError(

@@ -18,7 +18,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.config import ConfigOption
 from sparkgate.api.errors import ExecutionError, SqlParseError, UnsupportedStatementError
 from sparkgate.api.jobs import JobStatus, JobStatusHook
@@ -34,7 +33,7 @@ from sparkgate.service.spark.jobs import invalid, to_execution_error
 from sparkgate.service.spark.types import flink_named, to_result_schema
 from sparkgate.service.streaming import connectors, kafka, resolve
 from sparkgate.service.streaming.alter import TableAlteration, apply_alteration
-from sparkgate.service.streaming.changelog import KIND_COLUMN
+from sparkgate.service.streaming.changelog import KIND_COLUMN, by_name
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.service.streaming.insert import align, parse_insert
 from sparkgate.service.streaming.query import (
@@ -553,12 +552,11 @@ def _frame(session: Session, plan: InsertPlan) -> DataFrame:
     assert plan.frame is not None
     if not plan.by_name:
         return plan.frame
-    kind = [KIND_COLUMN] if plan.frame.columns[-1] == KIND_COLUMN else []
     if plan.sink is not None:
         columns = [c.name for c in connectors.written(plan.sink)]
     else:
         columns = session.spark.table(quote_name(plan.target)).columns
-    return plan.frame.select(*(quote_identifier(c) for c in [*columns, *kind]))
+    return by_name(plan.frame, columns)
 
 
 def _write(session: Session, plan: InsertPlan) -> None:
