@@ -21,7 +21,7 @@ from .conftest import job_status, name, run, wait_for
 
 
 def sink_ids(spark: SparkSession, path: Path) -> list[int]:
-    """What a batch reader sees in the sink (only committed files, via _spark_metadata)."""
+    """What a batch reader sees in the sink (the files moved in: no writer's staging)."""
     if not path.exists():
         return []
     return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
@@ -287,3 +287,45 @@ def test_dml_sync_set_true_in_streaming_mode_waits_for_a_job_whose_sources_end(
     # Set true, as in Flink: the INSERT answers when its job has ended.
     assert job_status(stream_service, session, job_id) == "FINISHED"
     assert sink_ids(spark, path) == expected
+
+
+def test_streaming_jobs_into_one_filesystem_table_each_land_every_row(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+) -> None:
+    """One job after another into the same files, and a batch INSERT between them:
+    every row lands and every reader sees it. (Spark's file sink keeps one query's
+    log in the table's directory: a second job's first batches were skipped as
+    committed, and a reader of the log missed a batch INSERT's files.)"""
+    path = tmp_path / "shared"
+    src, sink = ids_into_files(stream_service, session, path, 1, 5)
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    run(stream_service, session, "SET 'table.dml-sync' = 'true'")
+    run(stream_service, session, f"INSERT INTO {sink} SELECT id FROM {src}")
+    run(stream_service, session, f"INSERT INTO {sink} SELECT id + 10 FROM {src}")
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+    run(stream_service, session, f"INSERT INTO {sink} VALUES (100)")
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    run(stream_service, session, f"INSERT INTO {sink} SELECT id + 20 FROM {src}")
+    expected = [*range(1, 6), *range(11, 16), *range(21, 26), 100]
+    assert sink_ids(spark, path) == expected
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'batch'")
+    assert sorted(r[0] for r in run(stream_service, session, f"SELECT id FROM {sink}")) == expected
+    left = [p.name for p in path.iterdir() if p.name.startswith(("_staging", "_spark"))]
+    assert left == []  # no file sink's log, no batch's staging left behind
+
+
+def test_a_batch_written_again_replaces_its_own_files(spark: SparkSession, tmp_path: Path) -> None:
+    """How a micro-batch run again after a restart lands: its files replace the
+    ones it wrote before, other batches' stay."""
+    from sparkgate.service.spark.files import Files
+
+    files, target = Files(spark), tmp_path / "t"
+    for batch, ids in ((0, [1, 2]), (1, [3]), (1, [3])):
+        staging = str(target / f"_staging-q-{batch}")
+        spark.range(ids[0], ids[-1] + 1).write.mode("overwrite").parquet(staging)
+        assert files.publish(staging, str(target), f"part-q-{batch:08d}-") >= 1
+    assert sink_ids(spark, target) == [1, 2, 3]
+    assert not [p for p in target.iterdir() if p.name.startswith("_staging")]

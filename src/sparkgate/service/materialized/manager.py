@@ -880,8 +880,8 @@ def _start_sink(
     frame = by_name(frame, [c.name for c in connectors.written(sink)])
 
     def make(mode: str) -> Any:
-        writer = connectors.stream_writer(frame, sink).outputMode(mode)
-        return writer.option("checkpointLocation", checkpoint).trigger(processingTime=every)
+        writer = connectors.stream_writer(frame, sink, checkpoint).outputMode(mode)
+        return writer.trigger(processingTime=every)
 
     return start_with_fallback(make, sink_modes(frame, sink.connector))
 

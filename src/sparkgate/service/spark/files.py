@@ -64,6 +64,38 @@ class Files:
         fs, hadoop = self._path(path)
         fs.mkdirs(hadoop)
 
+    def publish(self, staging: str, target: str, prefix: str) -> int:
+        """Move the data files under ``staging`` (a writer's output, ``k=v``
+        directories kept) into ``target`` as ``<prefix><n><suffix>``, after
+        removing files of that prefix a write before left there; then remove
+        ``staging``. The number of files moved."""
+        fs, source = self._path(staging)
+        path = self._jvm.org.apache.hadoop.fs.Path
+        root = str(source.toUri().getPath()).rstrip("/") + "/"
+        moves: list[tuple[str, str]] = []  # (file, its directory under staging)
+        if fs.exists(source):
+            found = fs.listFiles(source, True)
+            while found.hasNext():
+                located = found.next().getPath()
+                name = str(located.getName())
+                if name.startswith(("_", ".")):
+                    continue  # _SUCCESS, checksums
+                relative = str(located.toUri().getPath())[len(root) :]
+                moves.append((str(located), relative.rpartition("/")[0]))
+        cleared: set[str] = set()
+        for n, (file, directory) in enumerate(moves):
+            into = target.rstrip("/") + (f"/{directory}" if directory else "")
+            if into not in cleared:
+                fs.mkdirs(path(into))
+                for old in fs.globStatus(path(f"{into}/{prefix}*")) or []:
+                    fs.delete(old.getPath(), False)
+                cleared.add(into)
+            name = file.rpartition("/")[2]
+            suffix = name[name.index(".") :] if "." in name else ""
+            fs.rename(path(file), path(f"{into}/{prefix}{n:05d}{suffix}"))
+        fs.delete(source, True)
+        return len(moves)
+
     def delete(self, path: str) -> None:
         fs, hadoop = self._path(path)
         fs.delete(hadoop, True)

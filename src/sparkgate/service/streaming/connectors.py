@@ -12,9 +12,11 @@ batch or streaming DataFrame (with computed columns and the watermark) from it.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkgate.api.catalog import quote_identifier
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import CONNECTOR_PROPERTY, quote_name
+from sparkgate.service.spark.files import Files
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.spark.types import FLINK_PROCTIME_KEY, FLINK_TYPE_KEY
 from sparkgate.service.streaming import jdbc, kafka
@@ -632,19 +635,55 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
         df.write.format("noop").mode("overwrite").save()
 
 
-def stream_writer(df: DataFrame, definition: TableDefinition | None) -> DataStreamWriter:
-    """A stream writer into ``definition``'s sink (None: the caller sets the table)."""
-    writer = df.writeStream
+def _file_batches(definition: TableDefinition, checkpoint: str) -> Callable[[DataFrame, int], None]:
+    """A streaming job's micro-batches into a filesystem table's directory.
+
+    Not Spark's file sink: its ``_spark_metadata`` log belongs to one query, so a
+    second job into the same table had its first batches skipped as committed,
+    and readers saw only logged files (not a batch INSERT's). Each batch is
+    written aside (a ``_`` directory readers skip), then its files are moved
+    in, named after the query (its id in the checkpoint, kept by savepoints)
+    and the batch: a batch run again after a restart replaces its own files."""
+    path = definition.options["path"].rstrip("/")
+    query: list[str] = []
+
+    def write(df: DataFrame, batch_id: int) -> None:
+        files = Files(df.sparkSession)
+        if not query:
+            stored = json.loads(files.read(f"{checkpoint}/metadata") or "{}")
+            query.append(str(stored.get("id") or uuid.uuid5(uuid.NAMESPACE_URL, checkpoint)))
+            if files.exists(f"{path}/_spark_metadata"):
+                # An earlier release's log: readers would see its files only.
+                files.delete(f"{path}/_spark_metadata")
+        aside = f"_staging-{query[0]}-"
+        for stale in files.children(path):  # a batch a stop cut short
+            if stale.startswith(aside):
+                files.delete(f"{path}/{stale}")
+        if df.isEmpty():
+            return  # nothing to move in (and nothing left aside if a stop comes now)
+        staging = f"{path}/{aside}{batch_id}"
+        _file_writer(df.write.mode("overwrite"), definition).save(staging)
+        files.publish(staging, path, f"part-{query[0]}-{batch_id:08d}-")
+
+    return write
+
+
+def stream_writer(
+    df: DataFrame, definition: TableDefinition | None, checkpoint: str
+) -> DataStreamWriter:
+    """A stream writer into ``definition``'s sink (None: the caller sets the table),
+    its job's checkpoints in ``checkpoint``."""
+    writer = df.writeStream.option("checkpointLocation", checkpoint)
     if definition is None:
         return writer
     kind = sink_kind(definition)
     if kind == "filesystem":
-        filesystem: DataStreamWriter = _file_writer(writer, definition)
-        return filesystem.option("path", definition.options["path"])
+        return writer.foreachBatch(_file_batches(definition, checkpoint))
     if kind == "print":
         return writer.foreachBatch(_print_rows(definition))
     if kind == "jdbc":
         return writer.foreachBatch(jdbc.write_changelog(definition))
     if kind in kafka.CONNECTORS:
-        return kafka.stream_writer(df, definition)
+        # Its writer is of the records it encodes from df.
+        return kafka.stream_writer(df, definition).option("checkpointLocation", checkpoint)
     return writer.format("noop")

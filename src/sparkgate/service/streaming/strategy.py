@@ -605,8 +605,7 @@ def _starter(
         frame = _frame(session, plan)
 
         def make(mode: str) -> Any:
-            writer = connectors.stream_writer(frame, plan.sink).outputMode(mode)
-            writer = writer.option("checkpointLocation", checkpoint)
+            writer = connectors.stream_writer(frame, plan.sink, checkpoint).outputMode(mode)
             if available_now:
                 return writer.trigger(availableNow=True)
             return writer.trigger(processingTime=f"{int(trigger_s * 1000)} milliseconds")
