@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -659,13 +660,49 @@ def _file_batches(definition: TableDefinition, checkpoint: str) -> Callable[[Dat
         for stale in files.children(path):  # a batch a stop cut short
             if stale.startswith(aside):
                 files.delete(f"{path}/{stale}")
-        if df.isEmpty():
-            return  # nothing to move in (and nothing left aside if a stop comes now)
-        staging = f"{path}/{aside}{batch_id}"
-        _file_writer(df.write.mode("overwrite"), definition).save(staging)
-        files.publish(staging, path, f"part-{query[0]}-{batch_id:08d}-")
+
+        def land() -> None:
+            if df.isEmpty():
+                return  # nothing to move in
+            staging = f"{path}/{aside}{batch_id}"
+            _file_writer(df.write.mode("overwrite"), definition).save(staging)
+            files.publish(staging, path, f"part-{query[0]}-{batch_id:08d}-")
+
+        try:
+            land()
+        except Exception as exc:
+            if not _cut_by_stop(exc):
+                raise
+            # A stop cancelled the batch's Spark jobs. Raised back through py4j, that
+            # fills Spark's log (its stream thread even overflows its stack reading
+            # py4j's message), and returned unwritten, Spark would record the batch
+            # as done: the batch is written again on a thread of its own, outside
+            # the stopped query's jobs, and the stop waits for it.
+            log.info("Micro-batch %d into %s, cut by a stop, is written again", batch_id, path)
+            _on_own_thread(land)
 
     return write
+
+
+def _cut_by_stop(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "cancel" in text or "interrupt" in text
+
+
+def _on_own_thread(action: Callable[[], None]) -> None:
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as exc:  # raised on the caller's thread below
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="sparkgate-file-batch", daemon=True)
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
 
 
 def stream_writer(
