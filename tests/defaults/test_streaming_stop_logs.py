@@ -208,12 +208,19 @@ def test_stop_job_of_a_streaming_insert_logs_no_error(
         f"'path' = '{(tmp_path / 'out').as_posix()}', 'format' = 'csv')",
     )
     logs = _Logs(default_gateway.data_dir / "log")
-    [[job_id]] = _result(client, session, f"INSERT INTO {sink} SELECT id FROM {source}")
+    # Each row computes for seconds, longer than a stop waits for the micro-batch
+    # in flight: the stop cuts that batch's write.
+    slow = _SLOW.replace("20000", "160000").format(table=source)
+    [[job_id]] = _result(
+        client, session, f"INSERT INTO {sink} SELECT id FROM ({slow}) WHERE pause > 0"
+    )
     # Rows written: the job runs micro-batch after micro-batch.
     deadline = time.monotonic() + 120  # a hang guard
     while not list((tmp_path / "out").glob("part-*")):
         assert time.monotonic() < deadline
         time.sleep(0.2)
+    time.sleep(1)  # the next micro-batch has started
     assert _result(client, session, f"STOP JOB '{job_id}'") == [["OK"]]
     time.sleep(2)  # let Spark's stream thread finish its own logging
     assert logs.bad_lines() == []
+    assert any("cut by a stop" in line for line in logs.new_lines()["sparkgate.log"])

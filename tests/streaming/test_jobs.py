@@ -329,3 +329,44 @@ def test_a_batch_written_again_replaces_its_own_files(spark: SparkSession, tmp_p
         assert files.publish(staging, str(target), f"part-q-{batch:08d}-") >= 1
     assert sink_ids(spark, target) == [1, 2, 3]
     assert not [p for p in target.iterdir() if p.name.startswith("_staging")]
+
+
+def test_a_micro_batch_cut_by_a_stop_runs_again_on_resume(
+    spark: SparkSession,
+    stream_service: SparkGatewayService,
+    session: SessionHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """STOP JOB WITH SAVEPOINT while a micro-batch is being written into files:
+    the batch's Spark jobs are cancelled, nothing is raised back into Spark's
+    stream thread, and resuming from the savepoint writes that batch again,
+    every row exactly once."""
+    from sparkgate.service.job import manager
+
+    monkeypatch.setattr(manager, "_GRACE_S", 0.2)  # stop without waiting the batch out
+    caplog.set_level("INFO", logger="sparkgate.service.streaming.connectors")
+    path = tmp_path / "cut"
+    src, sink = ids_into_files(stream_service, session, path, 0, 19)
+    # The row 12 computes for seconds in its task (a nested fold the optimizer
+    # cannot see through): its micro-batch (rows 10 to 14) is in flight for long.
+    slow = (
+        "CASE WHEN id = 12 THEN aggregate(sequence(1, 100000 + id % 2), 0L, (a, x) -> a + "
+        "aggregate(sequence(1, 2000 + x % 2), 0L, (b, y) -> b + y)) ELSE 0 END"
+    )
+    insert = f"INSERT INTO {sink} SELECT id FROM {src} WHERE {slow} >= 0"
+    run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
+    [(job_id,)] = run(stream_service, session, insert)
+    assert wait_for(lambda: len(sink_ids(spark, path)) >= 10, 60)
+    # The micro-batch of the slow row is running.
+    assert wait_for(lambda: bool(spark.sparkContext.statusTracker().getActiveStageIds()), 60)
+    [(savepoint,)] = run(stream_service, session, f"STOP JOB '{job_id}' WITH SAVEPOINT")
+    assert any("cut by a stop" in r.getMessage() for r in caplog.records), caplog.text
+    assert sink_ids(spark, path) == list(range(10))
+    run(stream_service, session, f"SET 'execution.savepoint.path' = '{savepoint}'")
+    [(resumed,)] = run(stream_service, session, insert)
+    run(stream_service, session, "RESET 'execution.savepoint.path'")
+    assert wait_for(lambda: job_status(stream_service, session, resumed) == "FINISHED", 120)
+    assert sink_ids(spark, path) == list(range(20))
+    assert not [p for p in path.iterdir() if p.name.startswith("_")]

@@ -16,7 +16,6 @@ import json
 import logging
 import math
 import re
-import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -636,7 +635,13 @@ def write_batch(df: DataFrame, definition: TableDefinition) -> None:
         df.write.format("noop").mode("overwrite").save()
 
 
-def _file_batches(definition: TableDefinition, checkpoint: str) -> Callable[[DataFrame, int], None]:
+# A checkpoint's mark of a micro-batch a stop cut short (its number).
+_CUT_BATCH = "sparkgate-cut-batch"
+
+
+def _file_batches(
+    spark: SparkSession, definition: TableDefinition, checkpoint: str
+) -> Callable[[DataFrame, int], None]:
     """A streaming job's micro-batches into a filesystem table's directory.
 
     Not Spark's file sink: its ``_spark_metadata`` log belongs to one query, so a
@@ -646,6 +651,7 @@ def _file_batches(definition: TableDefinition, checkpoint: str) -> Callable[[Dat
     in, named after the query (its id in the checkpoint, kept by savepoints)
     and the batch: a batch run again after a restart replaces its own files."""
     path = definition.options["path"].rstrip("/")
+    _run_cut_batch_again(Files(spark), checkpoint)
     query: list[str] = []
 
     def write(df: DataFrame, batch_id: int) -> None:
@@ -660,49 +666,49 @@ def _file_batches(definition: TableDefinition, checkpoint: str) -> Callable[[Dat
         for stale in files.children(path):  # a batch a stop cut short
             if stale.startswith(aside):
                 files.delete(f"{path}/{stale}")
-
-        def land() -> None:
+        try:
             if df.isEmpty():
                 return  # nothing to move in
             staging = f"{path}/{aside}{batch_id}"
             _file_writer(df.write.mode("overwrite"), definition).save(staging)
             files.publish(staging, path, f"part-{query[0]}-{batch_id:08d}-")
-
-        try:
-            land()
-        except Exception as exc:
-            if not _cut_by_stop(exc):
+        except Exception:
+            if not _stopping(df.sparkSession, query[0]):
                 raise
             # A stop cancelled the batch's Spark jobs. Raised back through py4j, that
-            # fills Spark's log (its stream thread even overflows its stack reading
-            # py4j's message), and returned unwritten, Spark would record the batch
-            # as done: the batch is written again on a thread of its own, outside
-            # the stopped query's jobs, and the stop waits for it.
-            log.info("Micro-batch %d into %s, cut by a stop, is written again", batch_id, path)
-            _on_own_thread(land)
+            # would fill Spark's log (its stream thread even overflows its stack on
+            # py4j's message); returned, the batch is recorded as done. So it is
+            # marked, and the next start from this checkpoint (a savepoint copies
+            # it) runs it again.
+            files.write(f"{checkpoint}/{_CUT_BATCH}", str(batch_id))
+            log.info(
+                "Micro-batch %d into %s was cut by a stop: it runs again on resume", batch_id, path
+            )
 
     return write
 
 
-def _cut_by_stop(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "cancel" in text or "interrupt" in text
+def _stopping(spark: SparkSession, query_id: str) -> bool:
+    """Whether the streaming query ``query_id`` is being stopped (or is gone)."""
+    try:
+        query = spark.streams.get(query_id)
+    except Exception:
+        return True
+    return query is None or not query.isActive
 
 
-def _on_own_thread(action: Callable[[], None]) -> None:
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            action()
-        except BaseException as exc:  # raised on the caller's thread below
-            failure.append(exc)
-
-    worker = threading.Thread(target=run, name="sparkgate-file-batch", daemon=True)
-    worker.start()
-    worker.join()
-    if failure:
-        raise failure[0]
+def _run_cut_batch_again(files: Files, checkpoint: str) -> None:
+    """Make Spark run again the micro-batch a stop cut short: without its
+    commit, a batch whose offsets are logged is run again on start."""
+    cut = files.read(f"{checkpoint}/{_CUT_BATCH}")
+    if cut is None:
+        return
+    commits = f"{checkpoint}/commits"
+    done = [int(n) for n in files.children(commits) if n.isdigit()]
+    if cut.strip().isdigit() and max(done, default=-1) == int(cut):
+        files.delete(f"{commits}/{int(cut)}")
+        files.delete(f"{commits}/.{int(cut)}.crc")
+    files.delete(f"{checkpoint}/{_CUT_BATCH}")
 
 
 def stream_writer(
@@ -715,7 +721,7 @@ def stream_writer(
         return writer
     kind = sink_kind(definition)
     if kind == "filesystem":
-        return writer.foreachBatch(_file_batches(definition, checkpoint))
+        return writer.foreachBatch(_file_batches(df.sparkSession, definition, checkpoint))
     if kind == "print":
         return writer.foreachBatch(_print_rows(definition))
     if kind == "jdbc":
