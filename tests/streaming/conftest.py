@@ -25,7 +25,16 @@ from tests.service.conftest import make_service, run
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["changes", "job_status", "make_service", "name", "run", "wait_for", "wait_job"]
+__all__ = [
+    "changes",
+    "job_status",
+    "make_service",
+    "name",
+    "run",
+    "sink_ids",
+    "wait_for",
+    "wait_job",
+]
 
 Change = tuple[RowKind, tuple[Any, ...]]
 
@@ -70,6 +79,13 @@ def http(stream_service: SparkGatewayService) -> Iterator[httpx.Client]:
 
 def name(prefix: str = "t") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def sink_ids(spark: SparkSession, path: Path) -> list[int]:
+    """What a batch reader sees in the sink (the files moved in: no writer's staging)."""
+    if not path.exists():
+        return []
+    return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:

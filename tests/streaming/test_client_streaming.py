@@ -40,7 +40,7 @@ from sparkgate.service.gateway import SparkGatewayService
 from tests.client.helpers import text_client
 from tests.rest.conftest import settings
 
-from .conftest import name, run, wait_for
+from .conftest import name, run, sink_ids, wait_for
 
 _BORDER = re.compile(r"^\+(-+\+)+$")
 # A job id is 32 characters, a savepoint path longer: show them whole.
@@ -153,13 +153,6 @@ def jobs_named(client: SqlClient, out: io.StringIO, pipeline: str) -> list[dict[
 
 def job_status(client: SqlClient, out: io.StringIO, job_id: str) -> str:
     return next(job["status"] for job in show_jobs(client, out) if job["job id"] == job_id)
-
-
-def sink_ids(spark: SparkSession, path: Path) -> list[int]:
-    """What a batch reader sees in the sink (only committed files, via _spark_metadata)."""
-    if not path.exists():
-        return []
-    return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
 
 
 def session_of(executor: Executor) -> SessionHandle:

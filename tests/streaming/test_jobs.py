@@ -17,14 +17,7 @@ from sparkgate.api.session import SessionEnvironment
 from sparkgate.service.gateway import SparkGatewayService
 from sparkgate.service.job.manager import JobManager
 
-from .conftest import job_status, name, run, wait_for
-
-
-def sink_ids(spark: SparkSession, path: Path) -> list[int]:
-    """What a batch reader sees in the sink (the files moved in: no writer's staging)."""
-    if not path.exists():
-        return []
-    return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
+from .conftest import job_status, name, run, sink_ids, wait_for
 
 
 def ids_into_files(

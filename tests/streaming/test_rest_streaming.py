@@ -23,7 +23,7 @@ from sparkgate.endpoints.rest.server import RestEndpoint
 from sparkgate.service.gateway import SparkGatewayService
 from tests.rest.conftest import settings, submit, walk
 
-from .conftest import make_service, name, wait_for
+from .conftest import make_service, name, sink_ids, wait_for
 
 DATAGEN = "CREATE TABLE {t} (id BIGINT) WITH ('connector' = 'datagen', {options})"
 
@@ -73,13 +73,6 @@ def jobs(http: httpx.Client, handle: str) -> dict[str, list[Any]]:
 
 def status(http: httpx.Client, handle: str, job_id: str) -> str:
     return str(jobs(http, handle)[job_id][2])
-
-
-def sink_ids(spark: SparkSession, path: Path) -> list[int]:
-    """What a batch reader sees in the sink (only committed files, via _spark_metadata)."""
-    if not path.exists():
-        return []
-    return sorted(int(r[0]) for r in spark.read.schema("id BIGINT").parquet(str(path)).collect())
 
 
 def first_rows(
