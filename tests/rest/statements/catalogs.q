@@ -22,16 +22,85 @@ SHOW DATABASES LIKE 'db_';
 | database name |
 | db2 |
 
-# Tables of Spark's kind live in it; connector tables and views are kept by the
-# session catalog, and are refused here with the way out, not a Spark stack trace.
+# Tables of Spark's kind live in it, and, as in Flink's, connector tables and views
+# (the gateway keeps their definitions in the catalog's own memory).
 CREATE TABLE q_mem_t (a INT);
 !ok
 
-CREATE TABLE q_mem_gen (a INT) WITH ('connector' = 'datagen');
-!error Could not create connector table q_mem_gen: catalog 'q_mem' cannot keep connector tables; the gateway keeps them in 'spark_catalog'\. Create it there .* or as a TEMPORARY TABLE
+CREATE TABLE q_mem_gen (a INT, b AS a * 10) WITH ('connector' = 'datagen', 'number-of-rows' = '3', 'fields.a.kind' = 'sequence', 'fields.a.start' = '1', 'fields.a.end' = '3');
+!ok
 
-CREATE VIEW q_mem_v AS SELECT 1 AS x;
-!error Could not create view q_mem_v: catalog 'q_mem' cannot keep views \(its Spark catalog, JDBCTableCatalog, has none\)\. Create a TEMPORARY VIEW, or the view in 'spark_catalog'
+CREATE TABLE q_mem_gen (a INT) WITH ('connector' = 'datagen');
+!error Table \(or view\) db\.q_mem_gen already exists in Catalog q_mem\.
+
+CREATE TABLE IF NOT EXISTS q_mem_gen (a INT) WITH ('connector' = 'datagen');
+!ok
+
+CREATE TABLE q_mem_t (a INT) WITH ('connector' = 'datagen');
+!error Table \(or view\) db\.q_mem_t already exists in Catalog q_mem\.
+
+CREATE TABLE nope.q_mem_gen (a INT) WITH ('connector' = 'datagen');
+!error Database nope does not exist in Catalog q_mem\.
+
+CREATE TABLE q_mem_bad (a INT, b AS no_such_column + 1) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+!error UNRESOLVED_COLUMN
+
+CREATE VIEW q_mem_v AS SELECT 1 + 1;
+!ok
+
+CREATE VIEW q_mem_v2 (total) COMMENT 'its sum' AS SELECT sum(b) FROM q_mem_gen WHERE a > 1;
+!ok
+
+CREATE VIEW q_mem_v AS SELECT 2;
+!error Table \(or view\) db\.q_mem_v already exists in Catalog q_mem\.
+
+SELECT a, b FROM q_mem_gen;
+| a | b |
+| 1 | 10 |
+| 2 | 20 |
+| 3 | 30 |
+
+SELECT * FROM q_mem_v;
+| EXPR$0 |
+| 2 |
+
+SELECT * FROM q_mem.db.q_mem_v2;
+| total |
+| 50 |
+
+DESCRIBE q_mem_gen;
+| name | type | null | key | extras | watermark |
+| a | INT | TRUE | NULL | NULL | NULL |
+| b | INT | TRUE | NULL | AS `a` * 10 | NULL |
+
+SHOW CREATE TABLE q_mem_gen;
+!text
+CREATE TABLE `q_mem`.`db`.`q_mem_gen` (
+  `a` INT,
+  `b` AS `a` * 10
+)
+WITH (
+  'connector' = 'datagen',
+  'fields.a.end' = '3',
+  'fields.a.kind' = 'sequence',
+  'fields.a.start' = '1',
+  'number-of-rows' = '3'
+)
+!end
+
+SHOW CREATE VIEW q_mem_v2;
+!text
+CREATE VIEW `q_mem`.`db`.`q_mem_v2` (
+  `total`
+)
+COMMENT 'its sum'
+AS SELECT SUM(`q_mem_gen`.`b`)
+FROM `q_mem`.`db`.`q_mem_gen` AS `q_mem_gen`
+WHERE `q_mem_gen`.`a` > 1
+!end
+
+CREATE TABLE q_mem_sink (total BIGINT) WITH ('connector' = 'blackhole');
+!ok
 
 CREATE TEMPORARY TABLE q_mem_tmp (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '2');
 !ok
@@ -46,13 +115,57 @@ SELECT n FROM q_mem_tv;
 # Its listing has the session's temporary tables and views too, as Flink's has.
 SHOW TABLES;
 | table name |
+| q_mem_gen |
+| q_mem_sink |
 | q_mem_t |
 | q_mem_tmp |
 | q_mem_tv |
+| q_mem_v |
+| q_mem_v2 |
 
 SHOW VIEWS;
 | view name |
 | q_mem_tv |
+| q_mem_v |
+| q_mem_v2 |
+
+SHOW TABLES FROM q_mem.db LIKE 'q_mem_v%';
+| table name |
+| q_mem_v |
+| q_mem_v2 |
+
+ALTER TABLE q_mem_gen SET ('number-of-rows' = '2');
+!ok
+
+SELECT * FROM q_mem_v2;
+| total |
+| 20 |
+
+ALTER TABLE q_mem_gen RENAME TO q_mem_gen2;
+!ok
+
+SELECT count(*) AS n FROM q_mem_gen2;
+| n |
+| 2 |
+
+# A view reads the tables it named: renamed away, it fails, with the reason.
+SELECT * FROM q_mem_v2;
+!error q_mem_gen
+
+DROP VIEW q_mem_v2;
+!ok
+
+DROP VIEW q_mem_v2;
+!error View with identifier 'q_mem\.db\.q_mem_v2' does not exist\.
+
+DROP VIEW IF EXISTS q_mem_v2;
+!ok
+
+DROP TABLE q_mem_sink;
+!ok
+
+DROP TABLE q_mem_sink;
+!error TABLE_OR_VIEW_NOT_FOUND
 
 # DROP DATABASE as Flink's: RESTRICT (the default) refuses a database with tables,
 # CASCADE drops them with it.
@@ -60,6 +173,24 @@ CREATE DATABASE db3;
 !ok
 
 CREATE TABLE db3.q_mem_t3 (a INT);
+!ok
+
+CREATE DATABASE db6;
+!ok
+
+CREATE VIEW db6.q_mem_v6 AS SELECT 6 AS x;
+!ok
+
+DROP DATABASE db6;
+!error Database db6 in catalog q_mem is not empty\.
+
+DROP VIEW db6.q_mem_v6;
+!ok
+
+DROP DATABASE db6;
+!ok
+
+CREATE VIEW db3.q_mem_v3 AS SELECT 3 AS x;
 !ok
 
 DROP DATABASE db2;
@@ -86,6 +217,12 @@ CREATE DATABASE db3;
 
 SELECT * FROM db3.q_mem_t3;
 !error TABLE_OR_VIEW_NOT_FOUND
+
+SELECT * FROM db3.q_mem_v3;
+!error TABLE_OR_VIEW_NOT_FOUND
+
+SHOW VIEWS FROM db3;
+| view name |
 
 # Its databases keep a comment and properties (Derby, underneath, keeps neither).
 CREATE DATABASE db4 COMMENT 'db4_comment' WITH ('k1' = 'v1');
@@ -142,7 +279,21 @@ CREATE CATALOG q_mem2 WITH ('type' = 'generic_in_memory');
 !ok
 
 CREATE VIEW q_mem2.`default`.q_mem_v2 AS SELECT 1 AS x;
-!error Could not create view q_mem2\.default\.q_mem_v2: catalog 'q_mem2' cannot keep views
+!ok
+
+SELECT x FROM q_mem2.`default`.q_mem_v2;
+| x |
+| 1 |
+
+# Gone with its catalog: a catalog of that name made again is empty.
+DROP CATALOG q_mem2;
+!ok
+
+CREATE CATALOG q_mem2 WITH ('type' = 'generic_in_memory');
+!ok
+
+SHOW TABLES FROM q_mem2.`default`;
+| table name |
 
 DROP CATALOG q_mem2;
 !ok

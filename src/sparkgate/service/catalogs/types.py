@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalogs.definition import TYPE_KEY, CatalogDefinition
+from sparkgate.service.catalogs.objects import SCHEMA as OBJECTS_SCHEMA
+from sparkgate.service.catalogs.objects import CatalogObjects
 from sparkgate.service.spark.jdbc import DRIVERS, subprotocol
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.sql.quoting import quote_identifier as quote
@@ -183,6 +185,7 @@ class GenericInMemoryCatalogType:
             "SYSIBM",
             "SYSPROC",
             "SYSSTAT",
+            OBJECTS_SCHEMA,
         }
     )
 
@@ -262,6 +265,9 @@ class GenericInMemoryCatalogType:
         tables go first, through Spark, then the schema on Derby's connection."""
         qualified = _qualified(definition, namespace)
         tables = [str(row[1]) for row in spark.sql(f"SHOW TABLES IN {qualified}").collect()]
+        kept = CatalogObjects.of(spark, definition.name)
+        if kept is not None and kept.listed(namespace) and not cascade:
+            tables.append("")  # connector tables and views the gateway keeps there
         if tables and not cascade:
             raise invalid(
                 f"Database {namespace} in catalog {definition.name} is not empty.",
@@ -277,6 +283,8 @@ class GenericInMemoryCatalogType:
             connection.createStatement().execute(f'DROP SCHEMA "{escaped}" RESTRICT')
         finally:
             connection.close()
+        if kept is not None:
+            kept.remove(namespace)
         self._metadata.pop((definition.name, namespace), None)
 
     def release(self, spark: SparkSession, definition: CatalogDefinition) -> None:

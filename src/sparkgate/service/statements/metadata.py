@@ -29,6 +29,7 @@ from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
 from sparkgate.service.catalog import SESSION_CATALOG, list_catalogs, quote_name
+from sparkgate.service.catalogs import objects
 from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
@@ -232,12 +233,17 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
     """SHOW TABLES / SHOW VIEWS: Spark lists connector tables as views; they are tables."""
     flink = flink_shapes(session)
     like = statement.like
+    kept = _kept_rows(session, statement)
     if not flink:
-        if not statement.views:
+        if not statement.views and not kept:
             return None
-        columns, rows = _collect(session, statement.text)
+        rows: list[tuple[object, ...]] = []
+        if statement.views and kept is not None:  # Spark lists no views there
+            columns = ["namespace", "viewName", "isTemporary"]
+        else:
+            columns, rows = _collect(session, statement.text)
         rows = [row for row in rows if not _is_connector(session, row)]
-        return table_result_of(session, columns, rows)
+        return table_result_of(session, columns, [*rows, *(kept or [])])
     if like is not None and not like.sql:
         return None  # Spark's own pattern syntax: Spark's answer
     # Flink's LIKE is SQL's (% and _); Spark's is its own: filter here.
@@ -249,6 +255,7 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
         rows = []  # Spark refuses to list views there (MISSING_CATALOG_ABILITY)
     else:
         _, rows = _collect(session, listing)
+    rows = [*rows, *(kept or [])]
     # The session's temporary tables and views are listed with the current
     # database's, as Flink's are; Spark lists them with every database of its own.
     if not _is_current(session, statement.database):
@@ -262,6 +269,22 @@ def show_tables(session: Session, statement: ShowTables) -> Execution | None:
     names = sorted({str(row[1]) for row in rows if like is None or like.matches(str(row[1]))})
     column = "view name" if statement.views else "table name"
     return table_result([column], [[name] for name in names])
+
+
+def _kept_rows(session: Session, statement: ShowTables) -> list[tuple[object, ...]] | None:
+    """The connector tables and views (SHOW VIEWS: the views) the gateway keeps in
+    the listed database's catalog, as Spark's rows; None: it keeps none there."""
+    spark = session.spark
+    other = _other_catalog(session, statement.database)
+    kept = objects.CatalogObjects.of(spark, other) if other is not None else None
+    if kept is None:
+        return None
+    database = statement.database[-1] if statement.database else spark.catalog.currentDatabase()
+    return [
+        (found.database, found.name, False)
+        for found in kept.listed(database)
+        if found.kind == "view" or not statement.views
+    ]
 
 
 def _is_current(session: Session, database: tuple[str, ...]) -> bool:
@@ -383,7 +406,10 @@ def _view(
         full = (*current, name[0])
     else:
         temporary = False
-        if len(name) > 3 or (len(name) == 3 and name[0].lower() != "spark_catalog"):
+        kept = _kept_view(session, name, shown)
+        if kept is not None:
+            return kept
+        if full_name(session, name)[0].lower() != SESSION_CATALOG or len(name) > 3:
             return None  # another catalog's: Spark answers
         database = name[-2] if len(name) > 1 else current[1]
         jvm = spark.sparkContext._jvm
@@ -421,6 +447,26 @@ def _view(
         home = scala_strings(desc.viewCatalogAndNamespace()) or full[:2]
         expanded = flink_expanded(session, query, (home[0], home[1]))
     return ddl + f"AS {expanded or flink_precisions(query)}\n"
+
+
+def _kept_view(
+    session: Session, name: tuple[str, ...], shown: Callable[[tuple[str, ...]], tuple[str, ...]]
+) -> str | None:
+    """SHOW CREATE VIEW of a view a catalog's objects keep; None: no such view."""
+    located = objects.locate(session.spark, name)
+    found = located[0].get(*located[1][1:]) if located is not None else None
+    if located is None or found is None or found.kind != "view":
+        return None
+    view = objects.KeptView.from_json(found.body)
+    columns = ",\n".join(f"  {quote_name((c,))}" for c in view.columns)
+    full = (located[1][0], found.database, found.name)
+    ddl = f"CREATE VIEW {quote_name(shown(full))} (\n{columns}\n)\n"
+    if view.comment is not None:
+        ddl += f"COMMENT {flink_literal(view.comment)}\n"
+    expanded = None
+    if shown is flink_path:
+        expanded = flink_expanded(session, view.query, (full[0], full[1]))
+    return ddl + f"AS {expanded or flink_precisions(view.query.strip())}\n"
 
 
 def flink_expanded(session: Session, query: str, home: tuple[str, str]) -> str | None:

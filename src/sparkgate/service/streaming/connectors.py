@@ -51,6 +51,7 @@ __all__ = [
     "catalog_ddl",
     "check_definition",
     "check_readable",
+    "columns_select",
     "datagen_select",
     "flink_column",
     "masked_options",
@@ -280,15 +281,26 @@ def catalog_ddl(
             f"OPTIONS ({', '.join(options)}){partitioned}{comment} {props}"
         )
     assert batch_select is not None
+    body = _with_columns(definition, batch_select)
+    if replace:
+        return f"CREATE OR REPLACE VIEW {name}{comment} {props} AS {body}"
+    return f"CREATE VIEW{exists} {name}{comment} {props} AS {body}"
+
+
+def _with_columns(definition: TableDefinition, batch_select: str) -> str:
     # The stored view has the computed columns too, so that Spark makes views over
     # the table that use them (and Spark alone reads them).
     columns = ", ".join(
         f"{_column_expr(definition, c)} AS {quote_identifier(c.name)}" for c in definition.columns
     )
-    body = f"SELECT {columns} FROM ({batch_select}) AS t"
-    if replace:
-        return f"CREATE OR REPLACE VIEW {name}{comment} {props} AS {body}"
-    return f"CREATE VIEW{exists} {name}{comment} {props} AS {body}"
+    return f"SELECT {columns} FROM ({batch_select}) AS t"
+
+
+def columns_select(definition: TableDefinition) -> str | None:
+    """A query of the table's columns, computed ones too, that Spark can analyse
+    without reaching the connector's system (None: a filesystem table)."""
+    batch_select = stored_select(definition)
+    return None if batch_select is None else _with_columns(definition, batch_select)
 
 
 # -- datagen -------------------------------------------------------------------

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs.objects import KeptView, locate
 from sparkgate.service.spark.plans import (
     parse_statement,
     read_spans,
@@ -163,13 +164,15 @@ def _temporary_view(
 def _qualify(spark: SparkSession, name: tuple[str, ...]) -> tuple[str, str] | None:
     if len(name) == 3 and name[0].lower() != _SESSION_CATALOG:
         return None
-    if len(name) in (2, 3):
+    if len(name) == 3:
         return name[-2].lower(), name[-1].lower()
-    if len(name) != 1:
+    if len(name) not in (1, 2):
         return None
     manager = spark._jsparkSession.sessionState().catalogManager()
     if manager.currentCatalog().name() != _SESSION_CATALOG:
-        return None
+        return None  # t and db.t are the current catalog's
+    if len(name) == 2:
+        return name[-2].lower(), name[-1].lower()
     return str(manager.currentNamespace()[0]).lower(), name[0].lower()
 
 
@@ -183,6 +186,15 @@ class _View:
     namespace: tuple[str, ...]
     names: tuple[str, ...]
     query_names: tuple[str, ...]
+
+    # Kept by the gateway (its names qualified): only the gateway reads it.
+    kept_here: bool = False
+
+    @classmethod
+    def kept(cls, body: str) -> _View:
+        """A view kept in a catalog's objects."""
+        view = KeptView.from_json(body)
+        return cls(view.text, view.namespace, view.columns, view.query_columns, kept_here=True)
 
     @classmethod
     def of(cls, table: Any) -> _View | None:
@@ -198,6 +210,8 @@ class _View:
 
     def here(self, spark: SparkSession) -> bool:
         """Its names resolve as the session's do (the current catalog and database)."""
+        if self.kept_here:
+            return True  # its names are qualified
         manager = spark._jsparkSession.sessionState().catalogManager()
         current = (manager.currentCatalog().name(), *(str(p) for p in manager.currentNamespace()))
         return tuple(p.lower() for p in current) == tuple(p.lower() for p in self.namespace)
@@ -242,7 +256,7 @@ def _entry(
             return found
     qualified = _qualify(spark, name)
     if qualified is None:
-        return _NO_ENTRY
+        return _kept_object(spark, name)
     with _cache_lock:
         if qualified in _cache:
             return _cache[qualified]
@@ -266,6 +280,21 @@ def _entry(
     with _cache_lock:
         _cache[qualified] = entry
     return entry
+
+
+def _kept_object(spark: SparkSession, name: tuple[str, ...]) -> _Entry:
+    """A connector table or view the gateway keeps in another catalog (not cached:
+    a lookup there is one JDBC query of an in-memory database)."""
+    located = locate(spark, name)
+    if located is None:
+        return _NO_ENTRY
+    objects, qualified = located
+    kept = objects.get(qualified[1], qualified[2])
+    if kept is None:
+        return _NO_ENTRY
+    if kept.kind == "view":
+        return _Entry(None, view=_View.kept(kept.body))
+    return _Entry(TableDefinition.from_json(qualified, kept.body))
 
 
 def lookup(
@@ -381,6 +410,8 @@ def _view_read_again(
     view = entry.view
     if view is None or ref.stream or depth >= _VIEW_DEPTH or not view.here(spark):
         return False
+    if view.kept_here:
+        return True  # Spark does not know it
     return any(
         _replaced(spark, temporary, inner, streaming, depth + 1)
         for inner in table_references(view.text, spark)

@@ -25,6 +25,7 @@ from sparkgate.api.results import ResultKind
 from sparkgate.api.status import OperationStatus
 from sparkgate.service import options
 from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs import objects
 from sparkgate.service.job.job import Job, StreamStarter
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.result.fetcher import ResultTraits
@@ -224,10 +225,48 @@ def create_connector_table(session: Session, definition: TableDefinition) -> Non
     if definition.temporary:
         _create_temporary(session, definition)
         return
+    located = objects.locate(session.spark, definition.name)
+    if located is not None and not _absent(session, definition, located):
+        return
     if definition.connector == "filesystem":
         Files(session.spark).make_directories(definition.options["path"])
-    _store(session, definition, replace=False)
+    if located is not None:
+        kept, (catalog, database, table) = located
+        stored = replace(definition, name=(catalog, database, table))
+        body = connectors.columns_select(stored)
+        if body is not None:  # Spark analyses it, as it does a stored view's
+            spark_statement(session, body)
+        kept.put(objects.CatalogObject(database, table, "table", stored.to_json()))
+    else:
+        _store(session, definition, replace=False)
     log.info("Created %s table %s", definition.connector, ".".join(definition.name))
+
+
+def _absent(
+    session: Session,
+    definition: TableDefinition,
+    located: tuple[objects.CatalogObjects, tuple[str, str, str]],
+) -> bool:
+    """Whether a connector table can be kept under ``located``'s name (False:
+    one is there and the statement said IF NOT EXISTS)."""
+    kept, (catalog, database, table) = located
+    spark = session.spark
+    if not spark.catalog.databaseExists(quote_name((catalog, database))):
+        raise invalid(
+            f"Database {database} does not exist in Catalog {catalog}.",
+            kind="DatabaseNotExistException",
+        )
+    taken = kept.get(database, table) is not None or spark.catalog.tableExists(
+        quote_name((catalog, database, table))
+    )
+    if not taken:
+        return True
+    if definition.if_not_exists:
+        return False
+    raise invalid(
+        f"Table (or view) {database}.{table} already exists in Catalog {catalog}.",
+        kind="TableAlreadyExistException",
+    )
 
 
 def _store(session: Session, definition: TableDefinition, *, replace: bool) -> None:
@@ -248,6 +287,10 @@ def alter_connector_table(
 
     As in Flink, ``SET``/``RESET`` store the options unchecked (a connector can be
     changed over several statements); a read or write of the table checks them."""
+    located = objects.locate(session.spark, definition.name)
+    if located is not None:
+        _alter_kept(session, definition, change, located)
+        return
     name = quote_name(definition.name)
     files = definition.connector == "filesystem"
     if change.rename_to is not None:
@@ -273,6 +316,34 @@ def alter_connector_table(
             raise invalid(f"ALTER TABLE cannot change the '{key}' of a filesystem table")
     stored = quote_properties({connectors.DEFINITION_PROPERTY: altered.to_json()})
     _run_ddl(session, f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})")
+
+
+def _alter_kept(
+    session: Session,
+    definition: TableDefinition,
+    change: TableAlteration,
+    located: tuple[objects.CatalogObjects, tuple[str, str, str]],
+) -> None:
+    """ALTER TABLE of a connector table a catalog's objects keep: the new definition
+    kept in its place (RENAME TO: under the new name, in the same catalog)."""
+    kept, (catalog, database, table) = located
+    if change.rename_to is None:
+        try:
+            altered = apply_alteration(definition, change)
+        except SqlParseError as exc:
+            raise invalid(str(exc)) from None
+        if change.set_options is None and change.reset_options is None:
+            connectors.check_definition(altered)
+        kept.put(objects.CatalogObject(database, table, "table", altered.to_json()))
+        return
+    target = objects.locate(session.spark, change.rename_to)
+    if target is None or target[1][0] != catalog:
+        raise invalid(f"A table of catalog {catalog} is renamed within {catalog}")
+    _, (_, new_database, new_table) = target
+    renamed = replace(definition, name=(catalog, new_database, new_table), if_not_exists=False)
+    _absent(session, renamed, target)
+    kept.put(objects.CatalogObject(new_database, new_table, "table", renamed.to_json()))
+    kept.remove(database, table)
 
 
 def _run_ddl(session: Session, text: str) -> None:

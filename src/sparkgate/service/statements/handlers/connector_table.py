@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sparkgate.api.errors import SqlParseError
 from sparkgate.service.catalog import SESSION_CATALOG
+from sparkgate.service.catalogs import objects
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.statements.context import StatementContext
@@ -42,8 +43,10 @@ def create(context: StatementContext, statement: ConnectorTableCreate) -> Execut
     if not definition.temporary:
         name = definition.name
         catalog = full_name(context.session, name)[0]
-        if catalog.lower() != SESSION_CATALOG:
-            # Their definitions are kept as properties of the session catalog's tables.
+        kept = objects.locate(context.session.spark, name)
+        if catalog.lower() != SESSION_CATALOG and kept is None:
+            # Kept as properties of the session catalog's tables, or beside a
+            # generic_in_memory catalog's (catalogs.objects).
             raise invalid(
                 f"Could not create connector table {'.'.join(name)}: catalog '{catalog}' "
                 f"cannot keep connector tables; the gateway keeps them in '{SESSION_CATALOG}'. "

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
+from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import SESSION_CATALOG, quote_name
-from sparkgate.service.catalogs.spark import holds_views
+from sparkgate.service.catalogs import objects
+from sparkgate.service.catalogs.spark import holds_views, qualified_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
-from sparkgate.service.spark.plans import unnamed_columns
+from sparkgate.service.spark.plans import read_spans, unnamed_columns
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.command import run_command
 from sparkgate.service.statements.kinds import CreateView, DropView, SparkCommand
 from sparkgate.service.statements.metadata import flink_path, flink_shapes, full_name
 from sparkgate.service.statements.results import ok_result
+from sparkgate.service.streaming import resolve
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
 
@@ -73,6 +76,10 @@ def _check_holds_views(context: StatementContext, name: tuple[str, ...]) -> None
 
 def create_view(context: StatementContext, statement: CreateView) -> Execution:
     spark = context.session.spark
+    if not statement.temporary:
+        located = objects.locate(spark, statement.name)
+        if located is not None:
+            return _keep_view(context, statement, *located)
     columns = list(statement.columns)
     if not columns and flink_shapes(context.session):
         try:
@@ -104,6 +111,74 @@ def create_view(context: StatementContext, statement: CreateView) -> Execution:
         return run_command(context, command)
 
 
+def _keep_view(
+    context: StatementContext,
+    statement: CreateView,
+    kept: objects.CatalogObjects,
+    name: tuple[str, str, str],
+) -> Execution:
+    """A view in a catalog whose objects the gateway keeps (``generic_in_memory``):
+    its query kept with every table named in full, its columns its query's."""
+    session = context.session
+    spark = session.spark
+    catalog, database, view = name
+    if not spark.catalog.databaseExists(quote_name((catalog, database))):
+        raise invalid(
+            f"Database {database} does not exist in Catalog {catalog}.",
+            kind="DatabaseNotExistException",
+        )
+    if kept.get(database, view) is not None or spark.catalog.tableExists(quote_name(name)):
+        if statement.if_not_exists:
+            return ok_result()
+        raise invalid(
+            f"Table (or view) {database}.{view} already exists in Catalog {catalog}.",
+            kind="TableAlreadyExistException",
+        )
+    text = _qualified_query(context, statement.query)
+    try:
+        with resolve.resolved(
+            spark, text, temporary=session.context.temporary_tables, streaming=False, trigger_s=1.0
+        ) as resolution:
+            query_columns = [str(n) for n in spark.sql(resolution.text).schema.fieldNames()]
+        unnamed = unnamed_columns(spark, statement.query) if flink_shapes(session) else {}
+    except ExecutionError:
+        raise
+    except Exception as exc:
+        raise to_execution_error(exc) from exc
+    columns = list(statement.columns) or [unnamed.get(i, n) for i, n in enumerate(query_columns)]
+    if len(columns) != len(query_columns):
+        raise invalid(
+            f"The view's {len(columns)} column names do not match its query's "
+            f"{len(query_columns)} columns"
+        )
+    body = objects.KeptView(
+        text,
+        (catalog, database),
+        tuple(columns),
+        tuple(query_columns),
+        statement.query,
+        statement.comment,
+    )
+    kept.put(objects.CatalogObject(database, view, "view", body.to_json()))
+    return ok_result()
+
+
+def _qualified_query(context: StatementContext, query: str) -> str:
+    """``query`` with the tables it reads named in full (catalog, database, name),
+    so that a view reads the same tables from any session; a session's temporary
+    views keep their one-part names."""
+    spark = context.session.spark
+    pieces, last = [], 0
+    for span in read_spans(spark, query):
+        read = span.read
+        if read.inline or (len(read.name) == 1 and _temporary_view(context, read.name[0])):
+            continue
+        named = quote_name(qualified_name(spark, read.name))
+        pieces += [query[last : span.start], f"STREAM({named})" if read.stream else named]
+        last = span.end
+    return "".join(pieces) + query[last:]
+
+
 def drop_view(context: StatementContext, statement: DropView) -> Execution:
     spark = context.session.spark
     if statement.temporary:
@@ -122,4 +197,15 @@ def drop_view(context: StatementContext, statement: DropView) -> Execution:
                 f"Temporary view with identifier '{_identifier(context, name)}' exists. "
                 "Drop it first before removing the permanent view."
             )
+    located = objects.locate(spark, statement.name)
+    if located is not None:
+        kept, (catalog, database, view) = located
+        found = kept.get(database, view)
+        if found is not None and found.kind == "view":
+            kept.remove(database, view)
+        elif not statement.if_exists:
+            raise invalid(
+                f"View with identifier '{catalog}.{database}.{view}' does not exist.",
+            )
+        return ok_result()
     return run_command(context, SparkCommand(statement.text, ("DROP", "VIEW"), ddl=True))
