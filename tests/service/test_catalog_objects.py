@@ -85,3 +85,52 @@ def test_only_the_gateways_in_memory_catalogs_keep_objects(spark: SparkSession) 
         assert CatalogObjects.of(spark, "pg_like") is None
     finally:
         spark.conf.unset("spark.sql.catalog.pg_like.url")
+
+
+_UPPER = "org.apache.hadoop.hive.ql.udf.generic.GenericUDFUpper"
+_LOWER = "org.apache.hadoop.hive.ql.udf.generic.GenericUDFLower"
+
+
+def test_functions_of_an_in_memory_catalog(
+    service: SparkGatewayService, session: SessionHandle
+) -> None:
+    catalog = unique_name("fns")
+    run(service, session, f"CREATE CATALOG {catalog} WITH ('type' = 'generic_in_memory')")
+    try:
+        run(service, session, f"CREATE DATABASE {catalog}.db")
+        run(service, session, f"CREATE FUNCTION {catalog}.db.up AS '{_UPPER}' LANGUAGE JAVA")
+        again = f"CREATE FUNCTION {catalog}.db.up AS '{_LOWER}'"
+        assert f"Function db.up already exists in Catalog {catalog}" in error_text(
+            service, session, again
+        )
+        run(service, session, f"CREATE FUNCTION IF NOT EXISTS {catalog}.db.up AS '{_LOWER}'")
+        # Called by its full name from anywhere, by its own name in its database.
+        assert run(service, session, f"SELECT {catalog}.db.up('abc')") == [("ABC",)]
+        assert run(service, session, f"SHOW USER FUNCTIONS FROM {catalog}.db") == [("up",)]
+        assert ("up",) not in run(service, session, "SHOW USER FUNCTIONS")
+        run(service, session, f"USE CATALOG {catalog}")
+        run(service, session, "USE db")
+        assert run(service, session, "SELECT up(s) FROM (VALUES ('hi'), ('yo')) AS t(s)") == [
+            ("HI",),
+            ("YO",),
+        ]
+        # A table may share its name; a view calls it by its full name from anywhere.
+        run(service, session, "CREATE TABLE up (a INT) WITH ('connector' = 'blackhole')")
+        run(service, session, "CREATE VIEW shout AS SELECT up('x') AS u")
+        # A built-in function comes first, as in Flink.
+        run(service, session, f"CREATE FUNCTION lower AS '{_UPPER}'")
+        assert run(service, session, "SELECT lower('ABC')") == [("abc",)]
+        run(service, session, f"ALTER FUNCTION up AS '{_LOWER}'")
+        assert run(service, session, "SELECT up('ABC')") == [("abc",)]
+        run(service, session, "USE CATALOG spark_catalog")
+        assert run(service, session, f"SELECT u FROM {catalog}.db.shout") == [("x",)]
+        # The temporary functions that stood for it are gone with each statement.
+        assert not [r for r in run(service, session, "SHOW USER FUNCTIONS") if "up" in r[0]]
+        run(service, session, f"DROP FUNCTION {catalog}.db.up")
+        assert "UNRESOLVED_ROUTINE" in error_text(service, session, f"SELECT {catalog}.db.up('a')")
+        run(service, session, f"DROP FUNCTION IF EXISTS {catalog}.db.up")
+        assert "does not exist" in error_text(service, session, f"DROP FUNCTION {catalog}.db.up")
+        assert run(service, session, f"SHOW TABLES IN {catalog}.db") == [("shout",), ("up",)]
+    finally:
+        run(service, session, "USE CATALOG spark_catalog")
+        run(service, session, f"DROP CATALOG {catalog}")

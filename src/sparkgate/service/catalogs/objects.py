@@ -23,25 +23,36 @@ from sparkgate.service.spark.jdbc import DRIVERS
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SCHEMA", "CatalogObject", "CatalogObjects", "KeptView", "ObjectKind", "locate"]
+__all__ = [
+    "SCHEMA",
+    "CatalogObject",
+    "CatalogObjects",
+    "KeptFunction",
+    "KeptView",
+    "ObjectKind",
+    "locate",
+]
 
 #: The Derby schema of the definitions (hidden from SHOW DATABASES).
 SCHEMA = "SPARKGATE_OBJECTS"
 _TABLE = f'"{SCHEMA}"."OBJECTS"'
 # The in-memory Derby databases the generic_in_memory type makes.
 _URL_PREFIX = "jdbc:derby:memory:sparkgate_"
+ObjectKind = Literal["table", "view", "function"]
+
 # Derby's SQLStates: the schema or table exists already; it does not exist.
 _EXISTS = frozenset({"X0Y32", "X0Y68"})
 _NO_TABLE = frozenset({"42X05", "42Y07"})
-_NAMED = "LOWER(DB) = ? AND LOWER(NAME) = ?"
-
-ObjectKind = Literal["table", "view"]
+# Functions have names of their own: a table and a function may share one.
+_NAMED = "LOWER(DB) = ? AND LOWER(NAME) = ? AND GRP = ?"
+_KINDS: dict[str, ObjectKind] = {"table": "table", "view": "view", "function": "function"}
 
 
 @dataclass(frozen=True)
 class CatalogObject:
-    """A connector table (``body``: its definition's JSON) or a view (``body``:
-    the view's JSON), in database ``database`` under ``name`` (as written)."""
+    """A connector table (``body``: its definition's JSON), a view or a function
+    (``body``: a :class:`KeptView`'s or :class:`KeptFunction`'s JSON), in
+    database ``database`` under ``name`` (as written)."""
 
     database: str
     name: str
@@ -78,6 +89,23 @@ class KeptView:
             str(stored["query"]),
             stored.get("comment"),
         )
+
+
+@dataclass(frozen=True)
+class KeptFunction:
+    """A catalog function kept in a catalog's objects: its JVM class and jars."""
+
+    class_name: str
+    language: str = "JAVA"
+    jars: tuple[str, ...] = ()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, body: str) -> KeptFunction:
+        stored = json.loads(body)
+        return cls(str(stored["class_name"]), str(stored["language"]), tuple(stored["jars"]))
 
 
 class CatalogObjects:
@@ -123,7 +151,7 @@ class CatalogObjects:
             found = statement.executeQuery()
             rows = []
             while found.next():
-                kind: ObjectKind = "view" if str(found.getString(3)) == "view" else "table"
+                kind = _KINDS.get(str(found.getString(3)), "table")
                 rows.append(
                     CatalogObject(
                         str(found.getString(1)), str(found.getString(2)), kind, found.getString(4)
@@ -131,9 +159,10 @@ class CatalogObjects:
                 )
             return rows
 
-    def get(self, database: str, name: str) -> CatalogObject | None:
-        """The object ``database.name`` (names compared without case)."""
-        found = self._rows(_NAMED, database.lower(), name.lower())
+    def get(self, database: str, name: str, *, function: bool = False) -> CatalogObject | None:
+        """The table or view (``function``: the function) ``database.name``, names
+        compared without case."""
+        found = self._rows(_NAMED, database.lower(), name.lower(), _space(function))
         return found[0] if found else None
 
     def listed(self, database: str) -> list[CatalogObject]:
@@ -146,7 +175,8 @@ class CatalogObjects:
             for ddl in (
                 f'CREATE SCHEMA "{SCHEMA}"',
                 f"CREATE TABLE {_TABLE} (DB VARCHAR(1024) NOT NULL, NAME VARCHAR(1024) NOT NULL,"
-                " KIND VARCHAR(16) NOT NULL, BODY CLOB NOT NULL, PRIMARY KEY (DB, NAME))",
+                " GRP VARCHAR(16) NOT NULL, KIND VARCHAR(16) NOT NULL, BODY CLOB NOT NULL,"
+                " PRIMARY KEY (DB, NAME, GRP))",
             ):
                 try:
                     connection.createStatement().execute(ddl)
@@ -155,11 +185,13 @@ class CatalogObjects:
                         raise
             connection.setAutoCommit(False)
             try:
-                self._delete(connection, _NAMED, kept.database, kept.name)
+                space = _space(kept.kind == "function")
+                self._delete(connection, _NAMED, kept.database, kept.name, space)
                 insert = connection.prepareStatement(
-                    f"INSERT INTO {_TABLE} (DB, NAME, KIND, BODY) VALUES (?, ?, ?, ?)"
+                    f"INSERT INTO {_TABLE} (DB, NAME, GRP, KIND, BODY) VALUES (?, ?, ?, ?, ?)"
                 )
-                for i, value in enumerate((kept.database, kept.name, kept.kind, kept.body), 1):
+                values = (kept.database, kept.name, space, kept.kind, kept.body)
+                for i, value in enumerate(values, 1):
                     insert.setString(i, value)
                 insert.executeUpdate()
                 connection.commit()
@@ -167,13 +199,13 @@ class CatalogObjects:
                 connection.rollback()
                 raise
 
-    def remove(self, database: str, name: str | None = None) -> int:
-        """Forget ``database.name`` (every object of ``database`` without a name):
-        how many were kept."""
+    def remove(self, database: str, name: str | None = None, *, function: bool = False) -> int:
+        """Forget the table or view (``function``: the function) ``database.name``;
+        without a name, every object of ``database``. How many were kept."""
         with self._connection() as connection:
             if name is None:
                 return self._delete(connection, "LOWER(DB) = ?", database)
-            return self._delete(connection, _NAMED, database, name)
+            return self._delete(connection, _NAMED, database, name, _space(function))
 
     def _delete(self, connection: Any, where: str, *values: str) -> int:
         try:
@@ -185,6 +217,10 @@ class CatalogObjects:
         for i, value in enumerate(values, 1):
             statement.setString(i, value.lower())
         return int(statement.executeUpdate())
+
+
+def _space(function: bool) -> str:
+    return "function" if function else "relation"
 
 
 def _state(exc: BaseException) -> str | None:

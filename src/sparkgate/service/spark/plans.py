@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "FunctionSpan",
     "InsertPlan",
     "SelectList",
     "SessionObject",
@@ -59,6 +60,7 @@ __all__ = [
     "TableSpan",
     "active_session",
     "cached_statement",
+    "function_spans",
     "output_ids",
     "parse_identifier",
     "parse_plan",
@@ -178,6 +180,8 @@ class StatementPlan:
     by_identifier: bool = False
     # It reads a VALUES list (streaming mode reads one as a stream, row by row).
     inline_tables: bool = False
+    # The names of the functions it calls (built-in ones too), as written.
+    functions: tuple[tuple[str, ...], ...] = ()
 
 
 def scala_strings(seq: Any) -> tuple[str, ...]:
@@ -536,7 +540,8 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
     plan = _parse(spark, text)
     if plan is None:
         return None
-    nodes = json.loads(str(plan.toJSON()))
+    rendered = str(plan.toJSON())
+    nodes = json.loads(rendered)
     tree = _tree(nodes)[0]
     reader = _Reader()
     kind = tree.kind
@@ -565,7 +570,90 @@ def _analyse(spark: SparkSession, text: str) -> StatementPlan | None:
         tuple(parsed_paths(spark, plan, nodes)),
         needs_analysis(nodes),
         any(str(node.get("class", "")).endswith(_INLINE_TABLES) for node in nodes),
+        tuple(
+            dict.fromkeys(
+                tuple(part.strip() for part in found.split(","))
+                for found in _CALLED.findall(rendered)
+            )
+        ),
     )
+
+
+# A function call in a plan's JSON: its name's parts, "[a, b, f]".
+_CALLED = re.compile(
+    r'"class":"org\.apache\.spark\.sql\.catalyst\.analysis\.UnresolvedFunction",'
+    r'"num-children":\d+,"nameParts":"\[([^\]"]*)\]"'
+)
+
+
+@dataclass(frozen=True)
+class FunctionSpan:
+    """A function call's name and where it is written: ``text[start:end]``."""
+
+    name: tuple[str, ...]
+    start: int
+    end: int
+
+
+def function_spans(spark: SparkSession, text: str) -> tuple[FunctionSpan, ...]:
+    """The functions ``text`` calls, with where each one's name is written, in
+    text order. Walks the plan node by node over py4j, subqueries and WITH
+    clauses too: for rewriting the calls of functions Spark does not know."""
+    plan = _parse(spark, text)
+    if plan is None:
+        return ()
+    found: list[FunctionSpan] = []
+    seen: set[int] = set()
+
+    def visit(node: Any) -> None:
+        kind = str(node.nodeName())
+        if kind == "UnresolvedFunction":
+            span = _span(node)
+            if span is not None and span[0] not in seen:
+                seen.add(span[0])
+                end = _name_end(text, span[0])
+                found.append(FunctionSpan(scala_strings(node.nameParts()), span[0], end))
+        elif kind == "UnresolvedWith":
+            relations = node.cteRelations()
+            for i in range(relations.size()):
+                visit(relations.apply(i)._2())
+        if hasattr(node, "expressions") and kind not in _EXPRESSION_LEAVES:
+            try:
+                expressions = node.expressions()
+            except Exception:
+                expressions = None
+            if expressions is not None:
+                for i in range(expressions.size()):
+                    visit(expressions.apply(i))
+        if kind.endswith(("Subquery", "Exists", "InSubquery")) or kind == "ListQuery":
+            with contextlib.suppress(Exception):
+                visit(node.plan())
+        for child in plan_children(node):
+            visit(child)
+
+    visit(plan)
+    return tuple(sorted(found, key=lambda call: call.start))
+
+
+# Nodes without expressions of their own worth asking about.
+_EXPRESSION_LEAVES = frozenset({"UnresolvedRelation", "UnresolvedAttribute", "Literal"})
+
+
+def _name_end(text: str, start: int) -> int:
+    """Where the (possibly dotted, back-quoted) name that starts at ``start`` ends."""
+    i = start
+    while i < len(text):
+        char = text[i]
+        if char == "`":
+            close = text.find("`", i + 1)
+            while close != -1 and text[close + 1 : close + 2] == "`":
+                close = text.find("`", close + 2)
+            i = len(text) if close == -1 else close + 1
+        elif char.isalnum() or char in "_$." or (char.isspace() and text[i:].lstrip()[:1] == "."):
+            i += 1
+        else:
+            break
+    return i
 
 
 # The parser's nodes for a VALUES list: folded to rows when it can, else unresolved.

@@ -188,6 +188,12 @@ def show_functions(session: Session, statement: ShowFunctions) -> Execution | No
     _, rows = _collect(session, listing)
     # Spark names a user function in full (spark_catalog.db.f); Flink by its name.
     names = [str(row[0]).rsplit(".", 1)[-1] for row in rows]
+    other = _other_catalog(session, statement.database)
+    kept = objects.CatalogObjects.of(session.spark, other) if other is not None else None
+    if kept is not None and (statement.scope or "").upper() != "SYSTEM":
+        spark = session.spark
+        database = statement.database[-1] if statement.database else spark.catalog.currentDatabase()
+        names += [found.name for found in kept.listed(database) if found.kind == "function"]
     return _listing("function name", sorted(names), statement.like)
 
 
@@ -283,7 +289,7 @@ def _kept_rows(session: Session, statement: ShowTables) -> list[tuple[object, ..
     return [
         (found.database, found.name, False)
         for found in kept.listed(database)
-        if found.kind == "view" or not statement.views
+        if found.kind == "view" or (found.kind == "table" and not statement.views)
     ]
 
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sparkgate.service.catalog import quote_name
-from sparkgate.service.catalogs.objects import KeptView, locate
+from sparkgate.service.catalogs.objects import CatalogObjects, KeptFunction, KeptView, locate
 from sparkgate.service.spark.plans import (
+    function_spans,
     parse_statement,
     read_spans,
     scala_strings,
@@ -43,7 +44,7 @@ from sparkgate.service.streaming.connectors import (
 from sparkgate.service.streaming.ddl import TableDefinition
 from sparkgate.sql.distinct_counts import distinct_counts
 from sparkgate.sql.dynamic_options import hint_after, without_hints
-from sparkgate.sql.quoting import quote_identifier
+from sparkgate.sql.quoting import quote_identifier, quote_string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -59,6 +60,7 @@ __all__ = [
     "ValuesReading",
     "forget_temporary",
     "invalidate",
+    "kept_functions",
     "lookup",
     "provider",
     "register_temporary",
@@ -358,6 +360,8 @@ class Resolution:
     values: dict[str, str] = field(default_factory=dict)
     # The OPTIONS hint's options of a table read with one, by view name.
     options: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The temporary functions that stand for kept functions it calls.
+    functions: list[str] = field(default_factory=list)
 
     @property
     def bounded(self) -> bool:
@@ -440,11 +444,17 @@ def resolved(
     views: list[str] = []
     pieces: list[str] = []
     last = 0
+    functions: list[str] = []
+    try:
+        text = _kept_calls(spark, text, functions)
+    except BaseException:
+        _drop_functions(spark, functions)
+        raise
     # Spark's parser refuses Flink's OPTIONS hints after a table's name: it sees
     # the text without them, at the same offsets.
     written = text
     text, hints = without_hints(text)
-    resolution = Resolution(text)
+    resolution = Resolution(text, functions=functions)
     try:
         plan = parse_statement(spark, text)
         values = reading.values != "batch" and streaming and plan is not None and plan.inline_tables
@@ -539,6 +549,77 @@ def resolved(
         for view in views:
             with contextlib.suppress(Exception):
                 spark.catalog.dropTempView(view)
+        _drop_functions(spark, functions)
+
+
+def _drop_functions(spark: SparkSession, functions: list[str]) -> None:
+    for function in functions:
+        with contextlib.suppress(Exception):
+            spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS {quote_identifier(function)}")
+
+
+def kept_functions(
+    spark: SparkSession, text: str
+) -> dict[tuple[str, ...], tuple[tuple[str, str, str], KeptFunction]]:
+    """The functions ``text`` calls that a catalog's objects keep (Spark does not
+    know them): by the name as written (lower case), their full names and what
+    is kept of them. As in Flink, a built-in or temporary function comes first: a
+    one-part name is a kept function's only when the session has no function of
+    that name."""
+    plan = parse_statement(spark, text)
+    if plan is None or not plan.functions:
+        return {}
+    current = CatalogObjects.of(spark, str(spark.catalog.currentCatalog()))
+    registry = spark._jsparkSession.sessionState().catalog()
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    make, none = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier, jvm.scala.Option.empty()
+    kept: dict[tuple[str, ...], tuple[tuple[str, str, str], KeptFunction]] = {}
+    for name in plan.functions:
+        if len(name) == 1 and (
+            current is None or registry.isRegisteredFunction(make(name[0], none, none))
+        ):
+            continue  # built-in or temporary: it comes first
+        located = locate(spark, name)
+        if located is None:
+            continue
+        objects, qualified = located
+        found = objects.get(qualified[1], qualified[2], function=True)
+        if found is not None:
+            full = (qualified[0], found.database, found.name)
+            kept[tuple(p.lower() for p in name)] = (full, KeptFunction.from_json(found.body))
+    return kept
+
+
+def _kept_calls(spark: SparkSession, text: str, made: list[str]) -> str:
+    """``text`` calling, in place of the functions a catalog's objects keep,
+    temporary functions of their classes, made here and named in ``made`` (the
+    caller drops them once Spark has analysed the text)."""
+    kept = kept_functions(spark, text)
+    if not kept:
+        return text
+    named: dict[tuple[str, ...], str] = {}
+    for name, (_, function) in kept.items():
+        temporary = name[-1]
+        if len(name) > 1 or temporary in made:
+            temporary = f"{name[-1]}_{uuid.uuid4().hex[:8]}"
+        jars = "".join(f" USING JAR {quote_string(jar)}" for jar in function.jars[:1])
+        jars += "".join(f", JAR {quote_string(jar)}" for jar in function.jars[1:])
+        spark.sql(
+            f"CREATE TEMPORARY FUNCTION {quote_identifier(temporary)} AS "
+            f"{quote_string(function.class_name)}{jars}"
+        )
+        made.append(temporary)
+        named[name] = temporary
+    pieces: list[str] = []
+    last = 0
+    for call in function_spans(spark, text):
+        renamed = named.get(tuple(p.lower() for p in call.name))
+        if renamed is None or len(call.name) == 1:
+            continue
+        pieces += [text[last : call.start], quote_identifier(renamed)]
+        last = call.end
+    return "".join(pieces) + text[last:]
 
 
 _ROW = "__sparkgate_row"

@@ -411,7 +411,8 @@ def query_execution(
             trigger_s=runtime.trigger_s,
             reading=resolve.QUERY,
         ) as resolution:
-            unchanged = resolution.text == text  # no table replaced, no hint taken out
+            # No table replaced, no hint taken out, no kept function called.
+            unchanged = resolution.text == text and not resolution.functions
             if not resolution.definitions and not resolution.sources and unchanged:
                 return None
             df = session.spark.sql(resolution.text)

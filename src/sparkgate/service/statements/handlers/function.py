@@ -9,6 +9,8 @@ function by class name. ``ALTER FUNCTION`` replaces the function's class.
 
 from __future__ import annotations
 
+from sparkgate.service.catalog import quote_name
+from sparkgate.service.catalogs import objects
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.statements.context import StatementContext
@@ -41,6 +43,10 @@ def define_function(context: StatementContext, statement: FunctionDefinition) ->
             "by its JVM class name (LANGUAGE JAVA or SCALA)"
         )
     temporary = statement.temporary
+    if not temporary:
+        located = objects.locate(context.session.spark, statement.name)
+        if located is not None:
+            return _keep_function(context, statement, *located)
     name = _name(statement.name, temporary)
     kind = "TEMPORARY FUNCTION" if temporary else "FUNCTION"
     if statement.alter:
@@ -59,7 +65,47 @@ def define_function(context: StatementContext, statement: FunctionDefinition) ->
     return run_command(context, SparkCommand(sql, ("CREATE", "FUNCTION"), ddl=True))
 
 
+def _keep_function(
+    context: StatementContext,
+    statement: FunctionDefinition,
+    kept: objects.CatalogObjects,
+    name: tuple[str, str, str],
+) -> Execution:
+    """A catalog function of a catalog whose objects the gateway keeps
+    (``generic_in_memory``): its class and jars kept, called as Spark calls a
+    temporary function of that class (see :mod:`sparkgate.service.streaming.resolve`)."""
+    spark = context.session.spark
+    catalog, database, function = name
+    if not spark.catalog.databaseExists(quote_name((catalog, database))):
+        raise invalid(
+            f"Database {database} does not exist in Catalog {catalog}.",
+            kind="DatabaseNotExistException",
+        )
+    exists = kept.get(database, function, function=True) is not None
+    if statement.alter and not exists:
+        if statement.guarded:
+            return ok_result()
+        raise invalid(f"Function {catalog}.{database}.{function} does not exist")
+    if not statement.alter and exists:
+        if statement.guarded:
+            return ok_result()
+        raise invalid(
+            f"Function {database}.{function} already exists in Catalog {catalog}.",
+            kind="FunctionAlreadyExistException",
+        )
+    body = objects.KeptFunction(statement.class_name, statement.language, statement.jars)
+    kept.put(objects.CatalogObject(database, function, "function", body.to_json()))
+    return ok_result()
+
+
 def drop_function(context: StatementContext, statement: DropFunction) -> Execution:
+    if not statement.temporary:
+        located = objects.locate(context.session.spark, statement.name)
+        if located is not None:
+            kept, (catalog, database, function) = located
+            if kept.remove(database, function, function=True) or statement.if_exists:
+                return ok_result()
+            raise invalid(f"Function {catalog}.{database}.{function} does not exist")
     kind = "TEMPORARY FUNCTION" if statement.temporary else "FUNCTION"
     guard = "IF EXISTS " if statement.if_exists else ""
     sql = f"DROP {kind} {guard}{_name(statement.name, statement.temporary)}"

@@ -17,7 +17,7 @@ from sparkgate.service.catalogs import objects
 from sparkgate.service.catalogs.spark import holds_views, qualified_name
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
-from sparkgate.service.spark.plans import read_spans, unnamed_columns
+from sparkgate.service.spark.plans import function_spans, read_spans, unnamed_columns
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.command import run_command
 from sparkgate.service.statements.kinds import CreateView, DropView, SparkCommand
@@ -164,18 +164,28 @@ def _keep_view(
 
 
 def _qualified_query(context: StatementContext, query: str) -> str:
-    """``query`` with the tables it reads named in full (catalog, database, name),
-    so that a view reads the same tables from any session; a session's temporary
-    views keep their one-part names."""
+    """``query`` with the tables it reads, and the functions of catalogs' objects
+    it calls, named in full (catalog, database, name), so that a view reads and
+    calls the same from any session; a session's temporary views keep their
+    one-part names."""
     spark = context.session.spark
-    pieces, last = [], 0
+    spans: list[tuple[int, int, str]] = []
     for span in read_spans(spark, query):
         read = span.read
         if read.inline or (len(read.name) == 1 and _temporary_view(context, read.name[0])):
             continue
         named = quote_name(qualified_name(spark, read.name))
-        pieces += [query[last : span.start], f"STREAM({named})" if read.stream else named]
-        last = span.end
+        spans.append((span.start, span.end, f"STREAM({named})" if read.stream else named))
+    functions = resolve.kept_functions(spark, query)
+    if functions:
+        for call in function_spans(spark, query):
+            kept = functions.get(tuple(p.lower() for p in call.name))
+            if kept is not None:
+                spans.append((call.start, call.end, quote_name(kept[0])))
+    pieces, last = [], 0
+    for start, end, named in sorted(spans):
+        pieces += [query[last:start], named]
+        last = end
     return "".join(pieces) + query[last:]
 
 
