@@ -569,7 +569,10 @@ def kept_functions(
     plan = parse_statement(spark, text)
     if plan is None or not plan.functions:
         return {}
+    named = any(len(name) > 1 for name in plan.functions)
     current = CatalogObjects.of(spark, str(spark.catalog.currentCatalog()))
+    if current is None and not named:
+        return {}  # the common case, in two py4j calls
     registry = spark._jsparkSession.sessionState().catalog()
     jvm = spark.sparkContext._jvm
     assert jvm is not None
