@@ -55,8 +55,36 @@ ALTER FUNCTION IF EXISTS q_nope AS 'x';
 CREATE FUNCTION q_f3 AS 'udfs.double' LANGUAGE PYTHON;
 !error LANGUAGE PYTHON is not supported
 
-CREATE TEMPORARY FUNCTION db.q_f4 AS 'org.apache.hadoop.hive.ql.udf.UDFPI';
-!error A temporary function lives in the session
+# A temporary catalog function, as Flink's: listed in its catalog and database only
+# (a temporary system function everywhere).
+CREATE DATABASE q_fdb;
+!ok
+
+CREATE TEMPORARY FUNCTION q_fdb.q_f4 AS 'org.apache.hadoop.hive.ql.udf.UDFPI';
+!ok
+
+CREATE TEMPORARY SYSTEM FUNCTION q_fdb.q_f5 AS 'org.apache.hadoop.hive.ql.udf.UDFPI';
+!error A temporary system function lives in the session: its name has one part, not q_fdb\.q_f5
+
+SHOW USER FUNCTIONS LIKE 'q_f%';
+| function name |
+| q_f1 |
+| q_f2 |
+
+SHOW USER FUNCTIONS FROM q_fdb LIKE 'q_f%';
+| function name |
+| q_f2 |
+| q_f4 |
+
+SELECT round(q_f4(), 2) AS pi;
+| pi |
+| 3.14 |
+
+DROP TEMPORARY FUNCTION q_fdb.q_f4;
+!ok
+
+DROP DATABASE q_fdb;
+!ok
 
 DROP TEMPORARY SYSTEM FUNCTION q_f2;
 !ok

@@ -34,7 +34,10 @@ class SessionContext:
     statements buffered so far inside it. ``temporary_tables`` maps a
     temporary connector table's lower-cased name to what the connector
     resolution keeps for it (:mod:`sparkgate.service.streaming.resolve`
-    reads and writes it; the session owns it). ``catalogs`` is the gateway's
+    reads and writes it; the session owns it). ``temporary_functions`` maps a
+    temporary catalog function's lower-cased name (Flink's ``CREATE TEMPORARY
+    FUNCTION [c.db.]f``, a Spark temporary function ``f``) to the catalog and
+    database it was made in, where SHOW FUNCTIONS lists it. ``catalogs`` is the gateway's
     catalog registry (CREATE CATALOG) and ``materialized`` its materialized
     tables, both shared by every session. ``recipe`` holds the statements that
     made the session's state in Spark, to make it again on a new engine.
@@ -48,6 +51,7 @@ class SessionContext:
     jars: list[str] = field(default_factory=list)
     statement_set: list[Any] | None = None
     temporary_tables: dict[str, TemporaryTable] = field(default_factory=dict)
+    temporary_functions: dict[str, tuple[str, str]] = field(default_factory=dict)
     catalogs: CatalogRegistry | None = None
     materialized: MaterializedTableManager | None = None
     recipe: SessionRecipe = field(default_factory=SessionRecipe)

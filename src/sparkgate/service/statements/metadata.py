@@ -188,10 +188,15 @@ def show_functions(session: Session, statement: ShowFunctions) -> Execution | No
     _, rows = _collect(session, listing)
     # Spark names a user function in full (spark_catalog.db.f); Flink by its name.
     names = [str(row[0]).rsplit(".", 1)[-1] for row in rows]
+    spark = session.spark
     other = _other_catalog(session, statement.database)
-    kept = objects.CatalogObjects.of(session.spark, other) if other is not None else None
+    listed = full_name(session, (*statement.database, "")) if statement.database else None
+    here = tuple(p.lower() for p in (listed or full_name(session, ("",)))[:2])
+    # A temporary catalog function is listed in its catalog and database only.
+    scopes = session.context.temporary_functions
+    names = [n for n in names if tuple(p.lower() for p in scopes.get(n.lower(), here)) == here]
+    kept = objects.CatalogObjects.of(spark, other) if other is not None else None
     if kept is not None and (statement.scope or "").upper() != "SYSTEM":
-        spark = session.spark
         database = statement.database[-1] if statement.database else spark.catalog.currentDatabase()
         names += [found.name for found in kept.listed(database) if found.kind == "function"]
     return _listing("function name", sorted(names), statement.like)

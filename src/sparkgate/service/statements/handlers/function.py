@@ -1,7 +1,10 @@
 """Flink's function statements on Spark's functions.
 
 A ``TEMPORARY`` function, and Flink's ``TEMPORARY SYSTEM`` one, is a Spark
-temporary function of the session; any other is a catalog function. ``LANGUAGE
+temporary function of the session; a ``TEMPORARY`` one (Flink's temporary
+catalog function, ``[c.db.]f``) is listed in its catalog and database only. Any
+other is a catalog function (of a ``generic_in_memory`` catalog: kept with it,
+see :mod:`sparkgate.service.catalogs.objects`). ``LANGUAGE
 JAVA`` and ``SCALA`` name a JVM class, as Spark's ``CREATE FUNCTION`` does;
 ``LANGUAGE PYTHON`` (a Python module's function) is refused: Spark SQL calls a
 function by class name. ``ALTER FUNCTION`` replaces the function's class.
@@ -16,6 +19,7 @@ from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.command import run_command
 from sparkgate.service.statements.kinds import DropFunction, FunctionDefinition, SparkCommand
+from sparkgate.service.statements.metadata import full_name
 from sparkgate.service.statements.results import ok_result
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
@@ -23,13 +27,28 @@ from sparkgate.sql.quoting import quote_string
 __all__ = ["define_function", "drop_function"]
 
 
-def _name(name: tuple[str, ...], temporary: bool) -> str:
-    if temporary and len(name) != 1:
+def _name(name: tuple[str, ...], temporary: bool, system: bool) -> str:
+    """Spark's name of the function: a temporary one (a Spark temporary function
+    of the session) by its last part."""
+    if temporary and system and len(name) != 1:
         raise invalid(
-            f"A temporary function lives in the session: its name has one part, not "
+            f"A temporary system function lives in the session: its name has one part, not "
             f"{'.'.join(name)}"
         )
-    return ".".join(quote(part) for part in name)
+    if temporary and len(name) > 3:
+        raise invalid(f"A function's name has at most three parts, not {'.'.join(name)}")
+    return quote(name[-1]) if temporary else ".".join(quote(part) for part in name)
+
+
+def _scoped(context: StatementContext, statement: FunctionDefinition | DropFunction) -> None:
+    """Note where a temporary catalog function lives (dropped: forget it)."""
+    scopes = context.session.context.temporary_functions
+    key = statement.name[-1].lower()
+    if isinstance(statement, DropFunction) or statement.system:
+        scopes.pop(key, None)
+        return
+    catalog, database = full_name(context.session, statement.name)[:2]
+    scopes[key] = (catalog, database)
 
 
 def _exists(context: StatementContext, name: str) -> bool:
@@ -47,7 +66,7 @@ def define_function(context: StatementContext, statement: FunctionDefinition) ->
         located = objects.locate(context.session.spark, statement.name)
         if located is not None:
             return _keep_function(context, statement, *located)
-    name = _name(statement.name, temporary)
+    name = _name(statement.name, temporary, statement.system)
     kind = "TEMPORARY FUNCTION" if temporary else "FUNCTION"
     if statement.alter:
         if not _exists(context, name):
@@ -62,7 +81,10 @@ def define_function(context: StatementContext, statement: FunctionDefinition) ->
     sql = f"{head} AS {quote_string(statement.class_name)}"
     if statement.jars:
         sql += " USING " + ", ".join(f"JAR {quote_string(jar)}" for jar in statement.jars)
-    return run_command(context, SparkCommand(sql, ("CREATE", "FUNCTION"), ddl=True))
+    done = run_command(context, SparkCommand(sql, ("CREATE", "FUNCTION"), ddl=True))
+    if temporary:
+        _scoped(context, statement)
+    return done
 
 
 def _keep_function(
@@ -108,5 +130,8 @@ def drop_function(context: StatementContext, statement: DropFunction) -> Executi
             raise invalid(f"Function {catalog}.{database}.{function} does not exist")
     kind = "TEMPORARY FUNCTION" if statement.temporary else "FUNCTION"
     guard = "IF EXISTS " if statement.if_exists else ""
-    sql = f"DROP {kind} {guard}{_name(statement.name, statement.temporary)}"
-    return run_command(context, SparkCommand(sql, ("DROP", "FUNCTION"), ddl=True))
+    sql = f"DROP {kind} {guard}{_name(statement.name, statement.temporary, statement.system)}"
+    done = run_command(context, SparkCommand(sql, ("DROP", "FUNCTION"), ddl=True))
+    if statement.temporary:
+        _scoped(context, statement)
+    return done
