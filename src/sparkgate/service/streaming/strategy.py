@@ -297,12 +297,7 @@ def alter_connector_table(
         kind = "TABLE" if files else "VIEW"
         _run_ddl(session, f"ALTER {kind} {name} RENAME TO {quote_name(change.rename_to)}")
         return
-    try:
-        altered = apply_alteration(definition, change)
-    except SqlParseError as exc:
-        raise invalid(str(exc)) from None
-    if change.set_options is None and change.reset_options is None:
-        connectors.check_definition(altered)
+    altered = _altered(definition, change)
     if not files:
         _store(session, altered, replace=True)
         return
@@ -318,6 +313,17 @@ def alter_connector_table(
     _run_ddl(session, f"ALTER TABLE {name} SET TBLPROPERTIES ({stored})")
 
 
+def _altered(definition: TableDefinition, change: TableAlteration) -> TableDefinition:
+    """``definition`` changed by ALTER TABLE; checked unless it sets or resets options."""
+    try:
+        altered = apply_alteration(definition, change)
+    except SqlParseError as exc:
+        raise invalid(str(exc)) from None
+    if change.set_options is None and change.reset_options is None:
+        connectors.check_definition(altered)
+    return altered
+
+
 def _alter_kept(
     session: Session,
     definition: TableDefinition,
@@ -328,12 +334,7 @@ def _alter_kept(
     kept in its place (RENAME TO: under the new name, in the same catalog)."""
     kept, (catalog, database, table) = located
     if change.rename_to is None:
-        try:
-            altered = apply_alteration(definition, change)
-        except SqlParseError as exc:
-            raise invalid(str(exc)) from None
-        if change.set_options is None and change.reset_options is None:
-            connectors.check_definition(altered)
+        altered = _altered(definition, change)
         kept.put(objects.CatalogObject(database, table, "table", altered.to_json()))
         return
     target = objects.locate(session.spark, change.rename_to)
