@@ -300,3 +300,10 @@ DROP CATALOG q_mem2;
 
 DROP CATALOG q_mem;
 !ok
+
+# Spark's session catalog, by either name, is not dropped: it is not CREATE CATALOG's.
+DROP CATALOG default_catalog;
+!error Cannot drop catalog default_catalog: it is not made with CREATE CATALOG but Spark's built-in catalog
+
+DROP CATALOG IF EXISTS spark_catalog;
+!error Cannot drop catalog spark_catalog: it is not made with CREATE CATALOG

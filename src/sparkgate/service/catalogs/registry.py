@@ -336,7 +336,9 @@ class CatalogRegistry:
         with self._lock:
             definition = self._definitions.get(name)
             if definition is None:
-                if name.lower() == plugins.SESSION_CATALOG or plugins.configured(spark, name):
+                # default_catalog: Flink's name of the session catalog.
+                builtin = name.lower() in (plugins.SESSION_CATALOG, "default_catalog")
+                if builtin or plugins.configured(spark, name):
                     raise catalog_error(
                         f"Cannot drop catalog {name}: it is not made with CREATE CATALOG "
                         "but Spark's built-in catalog or one of the gateway's configuration.",
