@@ -167,6 +167,33 @@ DROP TABLE q_mem_sink;
 DROP TABLE q_mem_sink;
 !error TABLE_OR_VIEW_NOT_FOUND
 
+# ALTER VIEW of a view kept there: its query replaced, or its name.
+ALTER VIEW q_mem_v AS SELECT 40 + 2 AS answer;
+!ok
+
+SELECT * FROM q_mem_v;
+| answer |
+| 42 |
+
+ALTER VIEW q_mem_v RENAME TO q_mem_v9;
+!ok
+
+SELECT * FROM q_mem.db.q_mem_v9;
+| answer |
+| 42 |
+
+SELECT * FROM q_mem_v;
+!error TABLE_OR_VIEW_NOT_FOUND
+
+ALTER VIEW q_mem_v9 RENAME TO q_mem_t;
+!error Table \(or view\) db\.q_mem_t already exists in Catalog q_mem\.
+
+ALTER VIEW q_mem_nope AS SELECT 1;
+!error View with identifier 'q_mem\.db\.q_mem_nope' does not exist\.
+
+ALTER VIEW q_mem_v9 RENAME TO q_mem_v;
+!ok
+
 # DROP DATABASE as Flink's: RESTRICT (the default) refuses a database with tables,
 # CASCADE drops them with it.
 CREATE DATABASE db3;

@@ -8,6 +8,7 @@ from sparkgate.service.spark.jobs import invalid
 from sparkgate.service.spark.plans import parse_statement
 from sparkgate.service.statements.context import StatementContext
 from sparkgate.service.statements.handlers.frames import frame_execution
+from sparkgate.service.statements.handlers.kept_views import alter_kept_view
 from sparkgate.service.statements.kinds import SparkCommand, SparkSet
 from sparkgate.service.statements.results import ok_result
 from sparkgate.service.streaming.strategy import invalidate_tables, spark_statement
@@ -58,7 +59,7 @@ def _drop_kept(context: StatementContext, statement: SparkCommand) -> bool:
 
 def run_command(context: StatementContext, statement: SparkCommand) -> Execution:
     _refuse_materialized(context, statement)
-    if _drop_kept(context, statement):
+    if _drop_kept(context, statement) or alter_kept_view(context, statement):
         return ok_result()
     try:
         df = spark_statement(context.session, statement.text)

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sparkgate.api.errors import ExecutionError
 from sparkgate.service.catalog import SESSION_CATALOG, quote_name
 from sparkgate.service.catalogs import objects
-from sparkgate.service.catalogs.spark import holds_views, qualified_name
+from sparkgate.service.catalogs.spark import holds_views
 from sparkgate.service.operation.operation import Execution
 from sparkgate.service.spark.jobs import invalid, to_execution_error
-from sparkgate.service.spark.plans import function_spans, read_spans, unnamed_columns
+from sparkgate.service.spark.plans import unnamed_columns
 from sparkgate.service.statements.context import StatementContext
+from sparkgate.service.statements.handlers import kept_views
 from sparkgate.service.statements.handlers.command import run_command
 from sparkgate.service.statements.kinds import CreateView, DropView, SparkCommand
 from sparkgate.service.statements.metadata import flink_path, flink_shapes, full_name
 from sparkgate.service.statements.results import ok_result
-from sparkgate.service.streaming import resolve
 from sparkgate.sql.quoting import quote_identifier as quote
 from sparkgate.sql.quoting import quote_string
 
@@ -51,14 +50,6 @@ def _temporary_name(spark: SparkSession, name: tuple[str, ...]) -> str:
             f"({'.'.join(current)}): {'.'.join(name)} names another"
         )
     return name[-1]
-
-
-def _temporary_view(context: StatementContext, name: str) -> bool:
-    """A temporary view (not a temporary connector table) of that name exists."""
-    if name in context.session.context.temporary_tables:
-        return False
-    spark = context.session.spark
-    return bool(spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
 
 
 def _check_holds_views(context: StatementContext, name: tuple[str, ...]) -> None:
@@ -91,7 +82,7 @@ def create_view(context: StatementContext, statement: CreateView) -> Execution:
             raise to_execution_error(exc) from exc
     if statement.temporary:
         name = _temporary_name(spark, statement.name)
-        if statement.if_not_exists and _temporary_view(context, name):
+        if statement.if_not_exists and kept_views.temporary_view(context, name):
             return ok_result()
         head = f"CREATE TEMPORARY VIEW {quote(name)}"
     else:
@@ -117,10 +108,8 @@ def _keep_view(
     kept: objects.CatalogObjects,
     name: tuple[str, str, str],
 ) -> Execution:
-    """A view in a catalog whose objects the gateway keeps (``generic_in_memory``):
-    its query kept with every table named in full, its columns its query's."""
-    session = context.session
-    spark = session.spark
+    """A view in a catalog whose objects the gateway keeps (``generic_in_memory``)."""
+    spark = context.session.spark
     catalog, database, view = name
     if not spark.catalog.databaseExists(quote_name((catalog, database))):
         raise invalid(
@@ -134,66 +123,18 @@ def _keep_view(
             f"Table (or view) {database}.{view} already exists in Catalog {catalog}.",
             kind="TableAlreadyExistException",
         )
-    text = _qualified_query(context, statement.query)
-    try:
-        with resolve.resolved(
-            spark, text, temporary=session.context.temporary_tables, streaming=False, trigger_s=1.0
-        ) as resolution:
-            query_columns = [str(n) for n in spark.sql(resolution.text).schema.fieldNames()]
-        unnamed = unnamed_columns(spark, statement.query) if flink_shapes(session) else {}
-    except ExecutionError:
-        raise
-    except Exception as exc:
-        raise to_execution_error(exc) from exc
-    columns = list(statement.columns) or [unnamed.get(i, n) for i, n in enumerate(query_columns)]
-    if len(columns) != len(query_columns):
-        raise invalid(
-            f"The view's {len(columns)} column names do not match its query's "
-            f"{len(query_columns)} columns"
-        )
-    body = objects.KeptView(
-        text,
-        (catalog, database),
-        tuple(columns),
-        tuple(query_columns),
-        statement.query,
-        statement.comment,
+    body = kept_views.view_body(
+        context, (catalog, database), statement.query, statement.columns, statement.comment
     )
     kept.put(objects.CatalogObject(database, view, "view", body.to_json()))
     return ok_result()
-
-
-def _qualified_query(context: StatementContext, query: str) -> str:
-    """``query`` with the tables it reads, and the functions of catalogs' objects
-    it calls, named in full (catalog, database, name), so that a view reads and
-    calls the same from any session; a session's temporary views keep their
-    one-part names."""
-    spark = context.session.spark
-    spans: list[tuple[int, int, str]] = []
-    for span in read_spans(spark, query):
-        read = span.read
-        if read.inline or (len(read.name) == 1 and _temporary_view(context, read.name[0])):
-            continue
-        named = quote_name(qualified_name(spark, read.name))
-        spans.append((span.start, span.end, f"STREAM({named})" if read.stream else named))
-    functions = resolve.kept_functions(spark, query)
-    if functions:
-        for call in function_spans(spark, query):
-            kept = functions.get(tuple(p.lower() for p in call.name))
-            if kept is not None:
-                spans.append((call.start, call.end, quote_name(kept[0])))
-    pieces, last = [], 0
-    for start, end, named in sorted(spans):
-        pieces += [query[last:start], named]
-        last = end
-    return "".join(pieces) + query[last:]
 
 
 def drop_view(context: StatementContext, statement: DropView) -> Execution:
     spark = context.session.spark
     if statement.temporary:
         name = _temporary_name(spark, statement.name)
-        if _temporary_view(context, name):
+        if kept_views.temporary_view(context, name):
             spark.catalog.dropTempView(name)
         elif not statement.if_exists:
             raise invalid(
@@ -202,7 +143,7 @@ def drop_view(context: StatementContext, statement: DropView) -> Execution:
         return ok_result()
     if flink_shapes(context.session) and len(statement.name) == 1:
         name = statement.name[0]
-        if _temporary_view(context, name):
+        if kept_views.temporary_view(context, name):
             raise invalid(
                 f"Temporary view with identifier '{_identifier(context, name)}' exists. "
                 "Drop it first before removing the permanent view."
