@@ -787,14 +787,31 @@ def test_catalogs_made_with_create_catalog_are_browsable(client: RawClient, sess
             client, client.GetSchemas(ttypes.TGetSchemasReq(session, name, "%"))
         )
         assert ("default", name) in schemas
+        # Connector tables and views the gateway keeps there are listed too.
+        for ddl in (
+            f"CREATE TABLE {name}.`default`.gen (n BIGINT, s STRING) WITH ('connector' = "
+            "'datagen', 'number-of-rows' = '1')",
+            f"CREATE VIEW {name}.`default`.longs AS SELECT n FROM {name}.`default`.gen",
+        ):
+            fetch_all(client, execute(client, session, ddl))
         _, tables = metadata_rows(
             client, client.GetTables(ttypes.TGetTablesReq(session, name, "default", "%", None))
         )
-        assert [(r[0], r[1], r[2], r[3]) for r in tables] == [(name, "default", "pairs", "TABLE")]
-        _, columns = metadata_rows(
-            client, client.GetColumns(ttypes.TGetColumnsReq(session, name, "default", "pairs", "%"))
-        )
-        assert [(r[3], r[5]) for r in columns] == [("a", "INT"), ("b", "STRING")]
+        assert sorted((r[0], r[1], r[2], r[3]) for r in tables) == [
+            (name, "default", "gen", "TABLE"),
+            (name, "default", "longs", "VIEW"),
+            (name, "default", "pairs", "TABLE"),
+        ]
+        for table, expected in (
+            ("pairs", [("a", "INT"), ("b", "STRING")]),
+            ("gen", [("n", "BIGINT"), ("s", "STRING")]),
+            ("longs", [("n", "BIGINT")]),
+        ):
+            _, columns = metadata_rows(
+                client,
+                client.GetColumns(ttypes.TGetColumnsReq(session, name, "default", table, "%")),
+            )
+            assert [(r[3], r[5]) for r in columns] == expected
     finally:
         fetch_all(client, execute(client, session, f"DROP CATALOG {name}"))
 

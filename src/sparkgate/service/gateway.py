@@ -100,6 +100,7 @@ from sparkgate.service.spark.limits import ResultLimits
 from sparkgate.service.spark.plans import parse_identifier, statement_scope
 from sparkgate.service.spark.pools import add_pool
 from sparkgate.service.state import RecordTakenError, StateDatabase, gateway_id
+from sparkgate.service.statements import metadata
 from sparkgate.service.statements.dispatch import (
     host_refusal,
     parsed_executor,
@@ -1301,10 +1302,13 @@ class SparkGatewayService:
         database: str,
         kinds: frozenset[TableKind] = frozenset(TableKind),
     ) -> list[TableInfo]:
-        return catalog.list_tables(self._session(session).spark, catalog_name, database, set(kinds))
+        spark = self._session(session).spark
+        listed = catalog.list_tables(spark, catalog_name, database, set(kinds))
+        return [*listed, *metadata.kept_tables(spark, catalog_name, database, kinds)]
 
     def get_table(self, session: SessionHandle, identifier: ObjectIdentifier) -> CatalogTable:
-        return catalog.get_table(self._session(session).spark, identifier)
+        found = self._session(session)
+        return metadata.kept_table(found, identifier) or catalog.get_table(found.spark, identifier)
 
     def list_user_defined_functions(
         self, session: SessionHandle, catalog_name: str, database: str

@@ -21,10 +21,12 @@ import dataclasses
 import logging
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from sparkgate.api.catalog import CatalogTable, ObjectIdentifier, TableInfo, TableKind
 from sparkgate.api.errors import ExecutionError
 from sparkgate.api.results import ResultKind
 from sparkgate.api.types import BOOLEAN, STRING, LogicalType, ResultSchema, TypeRoot
@@ -61,6 +63,7 @@ from sparkgate.sql.flink_spellings import flink_precisions
 from sparkgate.sql.secrets import SHOWN_HIDDEN
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
     from sparkgate.service.session.session import Session
@@ -73,6 +76,8 @@ __all__ = [
     "flink_path",
     "flink_shapes",
     "full_name",
+    "kept_table",
+    "kept_tables",
     "registry_database",
     "show_catalogs",
     "show_create_table",
@@ -742,4 +747,44 @@ def _typed_result(
     batch = pa.RecordBatch.from_arrays(arrays, names=[name for name, _ in columns])
     return Execution(
         schema, ResultTraits(result_kind=ResultKind.SUCCESS_WITH_CONTENT), [(batch, None)]
+    )
+
+
+def kept_tables(
+    spark: SparkSession, catalog: str, database: str, kinds: AbstractSet[TableKind]
+) -> list[TableInfo]:
+    """The connector tables and views a catalog's objects keep in ``database``
+    (``generic_in_memory``), for the protocols' table listings."""
+    kept = objects.CatalogObjects.of(spark, catalog)
+    if kept is None:
+        return []
+    listed = []
+    for found in kept.listed(database):
+        kind = {"table": TableKind.TABLE, "view": TableKind.VIEW}.get(found.kind)
+        if kind is not None and kind in kinds:
+            listed.append(TableInfo(ObjectIdentifier(catalog, found.database, found.name), kind))
+    return listed
+
+
+def kept_table(session: Session, identifier: ObjectIdentifier) -> CatalogTable | None:
+    """A connector table or view a catalog's objects keep, with its columns as the
+    gateway reads it; None: not one of those."""
+    name = tuple(p for p in (identifier.catalog, identifier.database, identifier.name) if p)
+    located = objects.locate(session.spark, name)
+    found = located[0].get(*located[1][1:]) if located is not None else None
+    if located is None or found is None:
+        return None
+    struct = _frame_schema(session, located[1])
+    view = found.kind == "view"
+    comment = (
+        objects.KeptView.from_json(found.body).comment
+        if view
+        else TableDefinition.from_json(located[1], found.body).comment
+    )
+    return CatalogTable(
+        identifier=ObjectIdentifier(located[1][0], found.database, found.name),
+        kind=TableKind.VIEW if view else TableKind.TABLE,
+        columns=to_result_schema(struct).columns,
+        table_type="VIEW" if view else "EXTERNAL",
+        comment=comment,
     )
