@@ -44,7 +44,7 @@ Spark's second (``element_at(a, 1)`` is the first in both).
 
 ``CREATE TABLE`` and ``ALTER TABLE`` statements are left alone: their column
 types and computed columns (``PROCTIME()``) are Flink's DDL, which the
-gateway reads itself.
+gateway reads itself (a computed column's expression through this rewrite).
 """
 
 from __future__ import annotations

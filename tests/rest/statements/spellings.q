@@ -20,6 +20,14 @@ SELECT LOCALTIMESTAMP IS NOT NULL AS t, LOCALTIME IS NOT NULL AS l, PROCTIME() I
 | t | l | p | c |
 | TRUE | TRUE | TRUE | TRUE |
 
+# The same spellings in a connector table's computed columns.
+CREATE TEMPORARY TABLE q_computed (a INT, t AS LOCALTIMESTAMP, pair AS ARRAY[a, a + 1], half AS SPLIT_INDEX('x,y', ',', 1)) WITH ('connector' = 'datagen', 'number-of-rows' = '1', 'fields.a.kind' = 'sequence', 'fields.a.start' = '4', 'fields.a.end' = '4');
+!ok
+
+SELECT a, t IS NOT NULL AS t, pair, half FROM q_computed;
+| a | t | pair | half |
+| 4 | TRUE | [4, 5] | y |
+
 SELECT FLOOR(TIMESTAMP '2024-05-06 07:08:09' TO HOUR) AS f, CEIL(TIMESTAMP '2024-05-06 07:08:09' TO DAY) AS c, CEIL(TIMESTAMP '2024-05-06 00:00:00' TO DAY) AS e;
 | f | c | e |
 | 2024-05-06T07:00:00Z | 2024-05-07T00:00:00Z | 2024-05-06T00:00:00Z |

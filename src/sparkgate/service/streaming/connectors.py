@@ -30,6 +30,7 @@ from sparkgate.service.spark.types import FLINK_PROCTIME_KEY, FLINK_TYPE_KEY
 from sparkgate.service.streaming import jdbc, kafka
 from sparkgate.service.streaming.changelog import KIND_COLUMN, ROW_KINDS
 from sparkgate.service.streaming.ddl import Column, TableDefinition
+from sparkgate.sql.flink_functions import flink_functions
 from sparkgate.sql.flink_types import nested_type, nullability, row_field
 from sparkgate.sql.lexer import TokenKind
 from sparkgate.sql.quoting import quote_properties, quote_string
@@ -484,7 +485,8 @@ def _column_expr(definition: TableDefinition, column: Column) -> str:
         return f"CAST({source} AS {spark_type(column.type or '')})"
     if column.is_proctime:
         return "current_timestamp()"
-    return column.expression or ""
+    # Flink's spellings (LOCALTIMESTAMP, ARRAY[...], ...) as a query's are read.
+    return flink_functions(column.expression or "")
 
 
 # Field metadata keys of a connector table's columns (see :func:`flink_column`).
