@@ -80,6 +80,13 @@ SELECT round(q_f4(), 2) AS pi;
 | pi |
 | 3.14 |
 
+SELECT round(q_fdb.q_f4(), 2) AS a, round(spark_catalog.q_fdb.q_f4(), 2) AS b;
+| a | b |
+| 3.14 | 3.14 |
+
+SELECT `default`.q_f4();
+!error UNRESOLVED_ROUTINE
+
 DROP TEMPORARY FUNCTION q_fdb.q_f4;
 !ok
 

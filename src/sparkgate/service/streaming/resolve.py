@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sparkgate.service.catalog import quote_name
 from sparkgate.service.catalogs.objects import CatalogObjects, KeptFunction, KeptView, locate
+from sparkgate.service.catalogs.spark import qualified_name
 from sparkgate.service.spark.plans import (
     function_spans,
     parse_statement,
@@ -131,6 +132,7 @@ class TemporaryTable:
 
 
 _NO_TEMPORARY: Mapping[str, TemporaryTable] = {}
+_NO_FUNCTIONS: Mapping[str, tuple[str, str]] = {}
 
 
 def register_temporary(
@@ -431,11 +433,14 @@ def resolved(
     streaming: bool,
     trigger_s: float,
     reading: Reading = BATCH,
+    temporary_functions: Mapping[str, tuple[str, str]] = _NO_FUNCTIONS,
     _depth: int = 0,
 ) -> Iterator[Resolution]:
     """Rewrite ``text`` over temporary views; they live until the block ends.
 
-    ``temporary`` is the session's temporary connector tables. ``reading`` says
+    ``temporary`` is the session's temporary connector tables, and
+    ``temporary_functions`` where its temporary catalog functions live (a call
+    by full name, ``c.db.f``, is of its Spark temporary function ``f``). ``reading`` says
     how VALUES lists and distinct counts are read (:class:`Reading`): a VALUES
     list read as a stream of one row per micro-batch, as Flink reads it row by
     row, makes an aggregation over it answer with updates (``-U``/``+U``) as
@@ -446,7 +451,7 @@ def resolved(
     last = 0
     functions: list[str] = []
     try:
-        text = _kept_calls(spark, text, functions)
+        text = _kept_calls(spark, text, functions, temporary_functions)
     except BaseException:
         _drop_functions(spark, functions)
         raise
@@ -594,14 +599,37 @@ def kept_functions(
     return kept
 
 
-def _kept_calls(spark: SparkSession, text: str, made: list[str]) -> str:
+def _session_calls(
+    spark: SparkSession, text: str, scopes: Mapping[str, tuple[str, str]]
+) -> dict[tuple[str, ...], str]:
+    """The calls in ``text`` of the session's temporary catalog functions by their
+    full names (``c.db.f``): by the name as written (lower case), their Spark
+    temporary function's name (``f``)."""
+    plan = parse_statement(spark, text) if scopes else None
+    if plan is None:
+        return {}
+    found: dict[tuple[str, ...], str] = {}
+    for name in plan.functions:
+        scope = scopes.get(name[-1].lower()) if len(name) > 1 else None
+        if scope is None:
+            continue
+        full = qualified_name(spark, name)
+        if tuple(p.lower() for p in full[:2]) == tuple(p.lower() for p in scope):
+            found[tuple(p.lower() for p in name)] = name[-1]
+    return found
+
+
+def _kept_calls(
+    spark: SparkSession, text: str, made: list[str], scopes: Mapping[str, tuple[str, str]]
+) -> str:
     """``text`` calling, in place of the functions a catalog's objects keep,
     temporary functions of their classes, made here and named in ``made`` (the
-    caller drops them once Spark has analysed the text)."""
-    kept = kept_functions(spark, text)
-    if not kept:
+    caller drops them once Spark has analysed the text); and the session's
+    temporary catalog functions (``scopes``) named in full by their own names."""
+    named = _session_calls(spark, text, scopes)
+    kept = {n: f for n, f in kept_functions(spark, text).items() if n not in named}
+    if not kept and not named:
         return text
-    named: dict[tuple[str, ...], str] = {}
     for name, (_, function) in kept.items():
         temporary = name[-1]
         if len(name) > 1 or temporary in made:
