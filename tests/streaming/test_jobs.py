@@ -109,12 +109,18 @@ def test_a_streaming_job_outlives_its_session(
         run(stream_service, session, f"STOP JOB '{job_id}'")
 
 
+@pytest.mark.parametrize("sink_kind", ["blackhole", "filesystem"])
 def test_a_failing_job_shows_failed_with_its_cause(
-    stream_service: SparkGatewayService, session: SessionHandle
+    stream_service: SparkGatewayService, session: SessionHandle, tmp_path: Path, sink_kind: str
 ) -> None:
+    """A failing micro-batch fails the job, whatever the sink (a filesystem
+    table's batch writer tells a failure from a stop's cut)."""
     src, sink = name("src"), name("hole")
     run(stream_service, session, f"CREATE TABLE {src} (a INT) WITH ('connector' = 'datagen')")
-    run(stream_service, session, f"CREATE TABLE {sink} (a INT) WITH ('connector' = 'blackhole')")
+    options = "'connector' = 'blackhole'"
+    if sink_kind == "filesystem":
+        options = f"'connector' = 'filesystem', 'path' = '{tmp_path / 'out'}', 'format' = 'json'"
+    run(stream_service, session, f"CREATE TABLE {sink} (a INT) WITH ({options})")
     run(stream_service, session, "SET 'execution.runtime-mode' = 'streaming'")
     [(job_id,)] = run(
         stream_service,

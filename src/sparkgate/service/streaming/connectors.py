@@ -687,7 +687,7 @@ def _file_batches(
             _file_writer(df.write.mode("overwrite"), definition).save(staging)
             files.publish(staging, path, f"part-{query[0]}-{batch_id:08d}-")
         except Exception:
-            if not _stopping(df.sparkSession, query[0]):
+            if not _stopping(spark, query[0]):
                 raise
             # A stop cancelled the batch's Spark jobs. Raised back through py4j, that
             # would fill Spark's log (its stream thread even overflows its stack on
@@ -703,12 +703,16 @@ def _file_batches(
 
 
 def _stopping(spark: SparkSession, query_id: str) -> bool:
-    """Whether the streaming query ``query_id`` is being stopped (or is gone)."""
+    """Whether the streaming query ``query_id``, started from ``spark``, is being
+    stopped. (A micro-batch's own session is the stream's clone, whose manager
+    knows no query: asked there, every failure would look like a stop.) A
+    query not found is not taken for one: its failure is raised."""
     try:
         query = spark.streams.get(query_id)
     except Exception:
-        return True
-    return query is None or not query.isActive
+        log.debug("No streaming query %s in the session that started it", query_id, exc_info=True)
+        return False
+    return query is not None and not query.isActive
 
 
 def _run_cut_batch_again(files: Files, checkpoint: str) -> None:
